@@ -1,0 +1,6 @@
+// kiln's public C++ API: everything an embedding application needs.
+#pragma once
+#include "kiln/dtype.h"
+#include "kiln/session.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"

@@ -1,0 +1,74 @@
+#include "kiln/session.h"
+
+#include "core/error.h"
+#include "ir/verifier.h"
+#include "onnx/importer.h"
+#include "runtime/cpu_executor.h"
+#include "runtime/shape_inference.h"
+
+namespace kiln {
+namespace {
+
+TensorInfo info_of(const ir::Value& v) {
+  TensorInfo i;
+  i.name = v.name;
+  i.dtype = v.type.dtype;
+  i.has_shape = v.type.has_rank();
+  if (v.type.shape) {
+    for (const ir::Dim& d : *v.type.shape) {
+      i.shape.push_back(d.known() ? d.value : -1);
+      i.dim_names.push_back(d.symbol);
+    }
+  }
+  return i;
+}
+
+class CpuSession final : public Session {
+ public:
+  explicit CpuSession(std::unique_ptr<ir::Graph> g) : graph_(std::move(g)), executor_(*graph_) {
+    for (const ir::Value* v : graph_->inputs) inputs_.push_back(info_of(*v));
+    for (const ir::Value* v : graph_->outputs) outputs_.push_back(info_of(*v));
+  }
+  const std::vector<TensorInfo>& inputs() const override { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const override { return outputs_; }
+  std::string backend() const override { return "cpu"; }
+
+  Status run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) override {
+    try {
+      return executor_.run(inputs, outputs);
+    } catch (const std::exception& e) {
+      return {StatusCode::kInternal, e.what()};
+    }
+  }
+
+ private:
+  std::unique_ptr<ir::Graph> graph_;
+  runtime::CpuExecutor executor_;
+  std::vector<TensorInfo> inputs_, outputs_;
+};
+
+Status load_impl(const std::string& path, const SessionOptions& options, std::unique_ptr<Session>* session) {
+  if (options.backend != "auto" && options.backend != "cpu") {
+    if (options.backend == "cuda") return unsupported("backend 'cuda' is not available in this build");
+    return invalid_argument("unknown backend '{}' (expected auto, cpu or cuda)", options.backend);
+  }
+  std::unique_ptr<ir::Graph> g;
+  KILN_RETURN_IF_ERROR(onnx_io::import_model_file(path, &g));
+  KILN_RETURN_IF_ERROR(runtime::infer_graph_types(*g));
+  KILN_RETURN_IF_ERROR(ir::verify_graph(*g));
+  *session = std::make_unique<CpuSession>(std::move(g));
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Session::load(const std::string& path, const SessionOptions& options, std::unique_ptr<Session>* session) {
+  session->reset();
+  try {
+    return load_impl(path, options, session);
+  } catch (const std::exception& e) {
+    return {StatusCode::kInternal, e.what()};
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,27 @@
+#include "kiln/status.h"
+
+namespace kiln {
+
+const char* status_code_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "ok";
+    case StatusCode::kInvalidArgument: return "invalid argument";
+    case StatusCode::kNotFound: return "not found";
+    case StatusCode::kInvalidModel: return "invalid model";
+    case StatusCode::kUnsupported: return "unsupported";
+    case StatusCode::kInternal: return "internal error";
+  }
+  return "unknown";
+}
+
+std::string Status::to_string() const {
+  if (ok()) return "ok";
+  return std::string(status_code_name(code_)) + ": " + message_;
+}
+
+Status Status::with_context(const std::string& context) const {
+  if (ok()) return *this;
+  return {code_, context + ": " + message_};
+}
+
+}  // namespace kiln

@@ -1,0 +1,8 @@
+#include "ops/op_schema.h"
+#include "ops/shape_util.h"
+
+namespace kiln::ops {
+
+void register_norm_ops(OpRegistry& r) {}
+
+}  // namespace kiln::ops

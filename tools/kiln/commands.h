@@ -1,0 +1,14 @@
+// Each `kiln` subcommand lives in its own file and registers itself on the app here.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace kiln::cli {
+
+// Exit status of the subcommand that ran (set by its callback).
+int& exit_code();
+
+void add_check_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+
+}  // namespace kiln::cli

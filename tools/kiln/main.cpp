@@ -1,0 +1,29 @@
+// kiln: command-line front end. Uses only the public API (include/kiln).
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+
+namespace kiln::cli {
+int& exit_code() {
+  static int code = 0;
+  return code;
+}
+}  // namespace kiln::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln: an inference engine for ONNX models on GPUs and CPUs"};
+  app.require_subcommand(1);
+  kiln::cli::add_check_command(app);
+  kiln::cli::add_inspect_command(app);
+  kiln::cli::add_run_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln: error: %s\n", e.what());
+    return 1;
+  }
+  return kiln::cli::exit_code();
+}
