@@ -10,8 +10,8 @@
 namespace kiln::onnx_io {
 
 // Oldest and newest default-domain opsets kiln accepts.
-inline constexpr int kMinOpset = 7;
-inline constexpr int kMaxOpset = 25;
+inline constexpr int kMinOpset = 1;
+inline constexpr int kMaxOpset = 27;
 
 Status import_model_file(const std::string& path, std::unique_ptr<ir::Graph>* out);
 // `base_dir` resolves external data files.
