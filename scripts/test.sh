@@ -21,5 +21,4 @@ grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|Not Run" build-asan/ctes
 echo "== release build: all tests ($(($(date +%s) - start)) s so far)"
 ctest --test-dir build -j "$(nproc)" --output-on-failure --timeout 1500
 rc=$?
-echo "test.sh: $(($(date +%s) - start)) s in all"
 [ $asan_rc -eq 0 ] && [ $rc -eq 0 ]
