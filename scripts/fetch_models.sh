@@ -83,7 +83,10 @@ if ! node -e "$ort_check" 2>/dev/null; then
 fi
 
 # --- torchvision workloads with seeded random weights ---
-"$py" scripts/models/export_torchvision.py "$models"
+# (importing torch takes seconds, so only when a file is missing; the export writes atomically)
+if [ ! -f "$models/resnet50.onnx" ] || [ ! -f "$models/mobilenetv2.onnx" ]; then
+  "$py" scripts/models/export_torchvision.py "$models"
+fi
 
 # --- test inputs from real images, rendered text and synthesized speech ---
 "$py" scripts/models/make_inputs.py "$models"
