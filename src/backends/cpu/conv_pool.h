@@ -1,0 +1,38 @@
+// Internals of the CPU convolution and pooling kernels, shared between their files.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/kernel.h"
+
+namespace kiln::cpu {
+
+// Geometry of im2col / col2im: `image` is the spatial grid a window slides over, `grid` the
+// positions it takes. Window position o covers image coordinate o*stride + k*dilation - pad_begin
+// for kernel offset k. For Conv the image is the input and the grid the output; for
+// ConvTranspose the other way round.
+struct ColGeometry {
+  int nsp = 0;
+  std::vector<int64_t> image, grid, kernel, strides, dilations, pad_begin;
+
+  int64_t image_size() const;
+  int64_t grid_size() const;
+  int64_t kernel_size() const;
+};
+
+// col[c * kernel_size + k][p] = image[c][coordinate of window p at offset k], 0 when padding.
+template <class T>
+void im2col(const T* image, int64_t channels, const ColGeometry& g, T* col);
+// The adjoint: image[c][...] += col[c * kernel_size + k][p] for in-range coordinates.
+template <class T>
+void col2im(const T* col, int64_t channels, const ColGeometry& g, T* image);
+
+// C = alpha * op(A) * op(B) + beta * C, row major (cblas_sgemm / cblas_dgemm).
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc);
+
+void register_conv_kernels(KernelRegistry& r);
+void register_pool_kernels(KernelRegistry& r);
+
+}  // namespace kiln::cpu
