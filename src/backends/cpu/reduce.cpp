@@ -8,31 +8,13 @@
 #include <type_traits>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/reduce.h"
 #include "core/dispatch.h"
 #include "core/error.h"
 #include "ops/reduce.h"
 
 namespace kiln::cpu {
 namespace {
-
-// Calls f(input_offset, output_offset) for every input element in row-major order, where the
-// output offset advances by out_strides (0 along reduced dims).
-template <class F>
-void for_each_reduced(const std::vector<int64_t>& shape, const std::vector<int64_t>& out_strides, F&& f) {
-  const int64_t n = Tensor::numel_of(shape);
-  const int rank = static_cast<int>(shape.size());
-  std::vector<int64_t> idx(rank, 0);
-  int64_t o = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    f(i, o);
-    for (int d = rank - 1; d >= 0; --d) {
-      o += out_strides[d];
-      if (++idx[d] < shape[d]) break;
-      o -= out_strides[d] * shape[d];
-      idx[d] = 0;
-    }
-  }
-}
 
 template <class T>
 using acc_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double,
@@ -112,25 +94,12 @@ struct Policy {
   }
 };
 
-// Strides of the keepdims output shape, with 0 along reduced dims.
-std::vector<int64_t> output_strides(const std::vector<int64_t>& in, const ops::ReduceAxes& axes) {
-  const int rank = static_cast<int>(in.size());
-  std::vector<int64_t> s(rank, 0);
-  int64_t stride = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    if (axes.reduced[d]) continue;
-    s[d] = stride;
-    stride *= in[d];
-  }
-  return s;
-}
-
 template <Op op, class T>
 void reduce_typed(const Tensor& x, const ops::ReduceAxes& axes, Tensor& y) {
   using P = Policy<op, T>;
   const int64_t n_out = y.numel();
   const int64_t count = n_out == 0 ? 0 : x.numel() / n_out;
-  const auto strides = output_strides(x.shape(), axes);
+  const auto strides = reduce_output_strides(x.shape(), axes.reduced);
   const T* in = x.data_as<T>();
   T* out = y.data_as<T>();
   // Not std::vector: vector<bool> has no addressable elements.
@@ -144,7 +113,7 @@ void reduce_typed(const Tensor& x, const ops::ReduceAxes& axes, Tensor& y) {
 template <class T>
 void reduce_log_sum_exp(const Tensor& x, const ops::ReduceAxes& axes, Tensor& y) {
   const int64_t n_out = y.numel();
-  const auto strides = output_strides(x.shape(), axes);
+  const auto strides = reduce_output_strides(x.shape(), axes.reduced);
   const T* in = x.data_as<T>();
   T* out = y.data_as<T>();
   auto value = [&](int64_t i) { return static_cast<double>(static_cast<compute_t<T>>(in[i])); };

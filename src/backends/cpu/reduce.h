@@ -1,0 +1,43 @@
+// Walking a tensor for reductions, shared by the Reduce* and normalization kernels.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kiln/tensor.h"
+
+namespace kiln::cpu {
+
+// Strides of the keepdims output of a reduction over the dims marked in `reduced`, with 0
+// along reduced dims, so that input index -> output index is a dot product.
+inline std::vector<int64_t> reduce_output_strides(const std::vector<int64_t>& in, const std::vector<bool>& reduced) {
+  const int rank = static_cast<int>(in.size());
+  std::vector<int64_t> s(rank, 0);
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (reduced[d]) continue;
+    s[d] = stride;
+    stride *= in[d];
+  }
+  return s;
+}
+
+// Calls f(input_offset, output_offset) for every input element in row-major order, where the
+// output offset advances by out_strides (0 along reduced dims).
+template <class F>
+void for_each_reduced(const std::vector<int64_t>& shape, const std::vector<int64_t>& out_strides, F&& f) {
+  const int64_t n = Tensor::numel_of(shape);
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> idx(rank, 0);
+  int64_t o = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, o);
+    for (int d = rank - 1; d >= 0; --d) {
+      o += out_strides[d];
+      if (++idx[d] < shape[d]) break;
+      o -= out_strides[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace kiln::cpu
