@@ -20,7 +20,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // A usage mistake is one line on stderr, like every other kiln error.
+    std::fprintf(stderr, "kiln: error: %s (see kiln --help)\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln: error: %s\n", e.what());
     return 1;
