@@ -20,20 +20,6 @@ template <class T>
 using acc_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double,
                                  std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
 
-// Converts a double result to T; integer results saturate (and NaN becomes 0) rather than
-// invoking undefined behaviour.
-template <class T>
-T from_double(double v) {
-  if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(v)) return T(0);
-    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(v);
-  } else {
-    return convert<T>(v);
-  }
-}
-
 // ReduceMax/ReduceMin also accept bool (opset 20).
 using MinMaxTypes = TypeList<float, double, float16, bfloat16, int8_t, int16_t, int32_t, int64_t, uint8_t,
                              uint16_t, uint32_t, uint64_t, bool>;
@@ -79,11 +65,11 @@ struct Policy {
   static T finish(A acc, int64_t count) {
     if constexpr (op == Op::kMean) {
       if (std::is_integral_v<A> && count == 0) return T(0);
-      return from_double<T>(static_cast<double>(acc) / static_cast<double>(count));
+      return saturate_cast<T>(static_cast<double>(acc) / static_cast<double>(count));
     } else if constexpr (op == Op::kL2) {
-      return from_double<T>(std::sqrt(static_cast<double>(acc)));
+      return saturate_cast<T>(std::sqrt(static_cast<double>(acc)));
     } else if constexpr (op == Op::kLogSum) {
-      return from_double<T>(std::log(static_cast<double>(acc)));
+      return saturate_cast<T>(std::log(static_cast<double>(acc)));
     } else if constexpr (std::is_same_v<T, bool>) {
       return acc != 0;
     } else if constexpr (std::is_integral_v<T>) {
@@ -124,7 +110,7 @@ void reduce_log_sum_exp(const Tensor& x, const ops::ReduceAxes& axes, Tensor& y)
     if (std::isfinite(mx[o])) sum[o] += std::exp(value(i) - mx[o]);
   });
   for (int64_t o = 0; o < n_out; ++o) {
-    out[o] = from_double<T>(std::isfinite(mx[o]) ? mx[o] + std::log(sum[o]) : mx[o]);
+    out[o] = saturate_cast<T>(std::isfinite(mx[o]) ? mx[o] + std::log(sum[o]) : mx[o]);
   }
 }
 

@@ -1,8 +1,12 @@
 // Walking a tensor for reductions, shared by the Reduce* and normalization kernels.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
+#include "core/dispatch.h"
 #include "kiln/tensor.h"
 
 namespace kiln::cpu {
@@ -37,6 +41,20 @@ void for_each_reduced(const std::vector<int64_t>& shape, const std::vector<int64
       o -= out_strides[d] * shape[d];
       idx[d] = 0;
     }
+  }
+}
+
+// Converts a double result to element type T; integer results saturate (and NaN becomes 0)
+// rather than invoking undefined behaviour.
+template <class T>
+T saturate_cast(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return convert<T>(v);
   }
 }
 
