@@ -101,6 +101,31 @@ Status infer_einsum(InferContext& ctx) {
   return Status::OK();
 }
 
+// A direct evaluation multiplies once per combination of all labels' values.
+Cost einsum_cost(const CostContext& ctx) {
+  Cost c;
+  std::vector<int> ranks;
+  for (const auto* t : ctx.input_types) {
+    ranks.push_back(t->rank());
+    c.bytes += static_cast<double>(Tensor::numel_of(t->concrete()) * dtype_size(t->dtype));
+  }
+  const auto* y = ctx.output_types[0];
+  c.bytes += static_cast<double>(Tensor::numel_of(y->concrete()) * dtype_size(y->dtype));
+  EinsumSpec spec;
+  if (!parse_einsum(ctx.node.attr_s("equation", ""), ranks, &spec).ok()) return c;
+  std::map<int, int64_t> sizes;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const auto shape = ctx.input_types[i]->concrete();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t& s = sizes.try_emplace(spec.inputs[i][d], shape[d]).first->second;
+      if (s == 1) s = shape[d];
+    }
+  }
+  c.macs = 1;
+  for (const auto& [label, n] : sizes) c.macs *= static_cast<double>(n);
+  return c;
+}
+
 }  // namespace
 
 Status parse_einsum(const std::string& equation, const std::vector<int>& ranks, EinsumSpec* out) {
@@ -154,7 +179,7 @@ Status parse_einsum(const std::string& equation, const std::vector<int>& ranks, 
 }
 
 void register_einsum_ops(OpRegistry& r) {
-  r.add({.op_type = "Einsum", .attributes = {"equation"}, .infer = infer_einsum});
+  r.add({.op_type = "Einsum", .attributes = {"equation"}, .infer = infer_einsum, .cost = einsum_cost});
 }
 
 }  // namespace kiln::ops
