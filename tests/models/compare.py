@@ -45,7 +45,9 @@ def compare_output(name: str, got: np.ndarray, want: np.ndarray, rtol: float, at
     detail = ""
     if bad:
         detail = f" (worst at {list(map(int, worst))}: kiln {a[worst]:.7g}, ORT {b[worst]:.7g})"
+    used = float(ratio.max()) if ratio.size else 0.0  # fraction of the tolerance used
     print(f"  {name}: {list(want.shape)} max_abs {max_abs:.3g} max_rel {max_rel:.3g} "
+          f"tolerance used {used:.2f} "
           f"(ORT range {float(b.min()) if b.size else 0:.4g}..{float(b.max()) if b.size else 0:.4g})"
           f": {verdict}{detail}")
     return bad == 0
