@@ -92,6 +92,7 @@ Status canonicalize_dropout(ir::Node& node, ir::Graph& g) {
   }
   if (node.attr_i("is_test", 1) == 0) return unsupported("Dropout with is_test=0 (training) is not supported");
   node.attrs.erase("is_test");
+  node.attrs.erase("consumed_inputs");
   return Status::OK();
 }
 
@@ -110,7 +111,7 @@ Status infer_trilu(InferContext& ctx) {
 void register_tensor_generate_ops(OpRegistry& r) {
   r.add({.op_type = "ConstantOfShape", .attributes = {"value"}, .infer = infer_constant_of_shape});
   r.add({.op_type = "Range", .attributes = {}, .infer = infer_range});
-  r.add({.op_type = "Dropout", .attributes = {"seed", "ratio", "is_test"}, .canonicalize = canonicalize_dropout,
+  r.add({.op_type = "Dropout", .attributes = {"seed", "ratio", "is_test", "consumed_inputs"}, .canonicalize = canonicalize_dropout,
          .infer = infer_dropout});
   r.add({.op_type = "Trilu", .attributes = {"upper"}, .infer = infer_trilu});
 }

@@ -54,9 +54,10 @@ Status infer_pad(InferContext& ctx) {
 Status canonicalize_pad(ir::Node& node, ir::Graph& g) {
   // Opset < 11 gives pads and the (float) value as attributes; the kernel converts the value
   // to the data's dtype, which may not be known yet while importing.
-  if (node.has_attr("pads")) {
+  for (const char* name : {"pads", "paddings"}) {  // opset 1 calls them paddings
+    if (!node.has_attr(name)) continue;
     const float value = node.attr_f("value", 0.0f);
-    attribute_to_input(node, g, "pads", 1, ints_to_tensor(node.attr_ints("pads")));
+    attribute_to_input(node, g, name, 1, ints_to_tensor(node.attr_ints(name)));
     Tensor v(DType::kFloat32, {});
     *v.data_as<float>() = value;
     attribute_to_input(node, g, "value", 2, v);
@@ -128,7 +129,7 @@ Status infer_space_to_depth(InferContext& ctx) {
 }  // namespace
 
 void register_tensor_pad_ops(OpRegistry& r) {
-  r.add({.op_type = "Pad", .attributes = {"mode", "pads", "value"}, .canonicalize = canonicalize_pad,
+  r.add({.op_type = "Pad", .attributes = {"mode", "pads", "paddings", "value"}, .canonicalize = canonicalize_pad,
          .infer = infer_pad});
   r.add({.op_type = "CenterCropPad", .attributes = {"axes"}, .infer = infer_center_crop_pad});
   r.add({.op_type = "DepthToSpace", .attributes = {"blocksize", "mode"}, .infer = infer_depth_to_space});

@@ -122,7 +122,7 @@ Status infer_squeeze(InferContext& ctx) {
     return Status::OK();
   }
   std::vector<bool> drop(s.size(), false);
-  if (ctx.has_input(1)) {
+  if (!axes.empty()) {  // an empty axes tensor means "all ones", as no axes does
     std::vector<int64_t> norm;
     KILN_RETURN_IF_ERROR(normalize_axes(axes, in.rank(), &norm));
     for (int64_t a : norm) {
