@@ -4,6 +4,8 @@
 Each case builds its bad files (broken models, broken tensors) under WORK/<case>/, runs
 kiln, and checks that kiln exits with a non-zero status that is not a signal (< 128), and
 that stderr is exactly one line, `kiln: error: ...`, containing the expected words.
+A few `ok_*` cases check the good path the bad ones are measured against: exit 0, the
+expected words on stdout, and the files `kiln run --output-dir` writes.
 
   bad_input_test.py --kiln KILN --work DIR --shared SHARED_DIR --case NAME
   bad_input_test.py --list          # case names, one per line (CMake reads them)
@@ -214,7 +216,61 @@ def case_unknown_subcommand_option(work, shared):
     return ["run", model, "--no-such-flag"], ["--no-such-flag"]
 
 
+# ---------------------------------------------------------------- good-path cases
+# Each returns (kiln arguments, words stdout must contain, a check of the files or None).
+
+def ok_run_output_files(work, shared):
+    """Output files are DIR/<name with characters outside [A-Za-z0-9_.-] as '_'>.npy."""
+    import numpy as np
+    import onnx
+    path = write_model(os.path.join(work, "named.onnx"), """
+        <ir_version: 8, opset_import: ["" : 13]>
+        g (float[1,10] x) => (float[1,10] y, float[1,10] z) {
+            y = Softmax(x)
+            z = Relu(x)
+        }""")
+    m = onnx.load(path)
+    m.graph.node[0].output[0] = m.graph.output[0].name = "/fc/out:0"
+    onnx.save(m, path)
+    x = npy(work, "x.npy", np.linspace(-1, 1, 10, dtype=np.float32).reshape(1, 10))
+    out = os.path.join(work, "out")
+
+    def check_files():
+        y = np.load(os.path.join(out, "_fc_out_0.npy"))
+        z = np.load(os.path.join(out, "z.npy"))
+        xs = np.load(x)
+        e = np.exp(xs - xs.max())
+        assert np.allclose(y, e / e.sum(), rtol=1e-5, atol=1e-6), y
+        assert np.array_equal(z, np.maximum(xs, 0)), z
+    return (["run", path, "--input", "x=" + x, "--output-dir", out],
+            ["/fc/out:0: float32 [1,10]", "top-5: 9=", "z: float32 [1,10]", "min 0"], check_files)
+
+
+def ok_run_timing(work, shared):
+    return (["run", add_model(work), "--random-inputs", "--runs", "5", "--warmup", "1"],
+            ["c: float32 [2,3]", "first run", "median", "p90", "runs/s"], None)
+
+
+def ok_inspect(work, shared):
+    path = write_model(os.path.join(work, "mlp.onnx"), """
+        <ir_version: 8, opset_import: ["" : 13]>
+        g (float[N,256] x) => (float[N,1000] y) <float[256,1000] W> {
+            y = MatMul(x, W)
+        }""")
+    import numpy as np
+    import onnx
+    import onnx.numpy_helper
+    m = onnx.load(path)
+    del m.graph.initializer[:]
+    m.graph.initializer.append(onnx.numpy_helper.from_array(np.ones((256, 1000), np.float32), "W"))
+    onnx.save(m, path)
+    # 4 x 256 x 1000 = 1.024 MMAC
+    return (["inspect", path, "--shape", "x=4,256"],
+            ["float32[N,256]", "[4,256]", "[4,1000]", "256,000", "0.001024"], None)
+
+
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
+CASES.update({name: fn for name, fn in sorted(globals().items()) if name.startswith("ok_")})
 
 
 # ---------------------------------------------------------------- the driver
@@ -244,6 +300,28 @@ def check(kiln, args, words):
     return problems
 
 
+def check_ok(kiln, args, words, check_files):
+    try:
+        p = subprocess.run([kiln] + args, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return [f"kiln hung (no exit within {TIMEOUT_S} s)"]
+    problems = []
+    if p.returncode != 0:
+        problems.append(f"kiln exited with status {p.returncode}")
+    if p.stderr:
+        problems.append("kiln wrote to stderr")
+    problems += [f"stdout lacks '{w}'" for w in words if w not in p.stdout]
+    if not problems and check_files:
+        try:
+            check_files()
+        except Exception as e:  # any failure of the check is the test's failure
+            problems.append(f"output files: {type(e).__name__}: {e}")
+    if problems:
+        print("command: kiln " + " ".join(args))
+        print("stdout:\n" + p.stdout + "\nstderr:\n" + p.stderr)
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln")
@@ -260,8 +338,10 @@ def main():
         return 2
     work = os.path.join(a.work, a.case)
     os.makedirs(work, exist_ok=True)
-    args, words = CASES[a.case](work, a.shared)
-    problems = check(a.kiln, args, words)
+    if a.case.startswith("ok_"):
+        problems = check_ok(a.kiln, *CASES[a.case](work, a.shared))
+    else:
+        problems = check(a.kiln, *CASES[a.case](work, a.shared))
     for p in problems:
         print("FAIL: " + p)
     if not problems:
