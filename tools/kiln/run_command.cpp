@@ -141,7 +141,7 @@ Status write_outputs(const Session& s, const std::vector<Tensor>& outputs, const
   return Status::OK();
 }
 
-double percentile(std::vector<double> sorted, double p) {
+double percentile(const std::vector<double>& sorted, double p) {
   const size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
   return sorted[std::min(i, sorted.size() - 1)];
 }
