@@ -10,6 +10,21 @@
 
 namespace kiln::ops {
 
+Cost movement_cost(const CostContext& ctx) {
+  Cost c;
+  for (const auto* types : {&ctx.input_types, &ctx.output_types}) {
+    for (const ir::TensorType* t : *types) {
+      if (t && t->is_concrete())
+        c.bytes += static_cast<double>(Tensor::numel_of(t->concrete()) * dtype_size(t->dtype));
+    }
+  }
+  return c;
+}
+
+Cost view_cost(const CostContext&) {
+  return {};
+}
+
 void attribute_to_input(ir::Node& node, ir::Graph& g, const std::string& attr, size_t index, Tensor value) {
   const std::string base = node.name.empty() && node.output(0) ? node.output(0)->name : node.name;
   ir::Value* v = g.add_constant(base + "_" + attr, std::move(value));
@@ -82,11 +97,16 @@ Status resolve_pads(int rank, const std::vector<int64_t>& pads, const std::vecto
 }
 
 Status parse_pad_mode(const std::string& mode, PadMode* out) {
-  if (mode == "constant") *out = PadMode::kConstant;
-  else if (mode == "reflect") *out = PadMode::kReflect;
-  else if (mode == "edge") *out = PadMode::kEdge;
-  else if (mode == "wrap") *out = PadMode::kWrap;
-  else return unsupported("pad mode '{}' is not supported", mode);
+  if (mode == "constant")
+    *out = PadMode::kConstant;
+  else if (mode == "reflect")
+    *out = PadMode::kReflect;
+  else if (mode == "edge")
+    *out = PadMode::kEdge;
+  else if (mode == "wrap")
+    *out = PadMode::kWrap;
+  else
+    return unsupported("pad mode '{}' is not supported", mode);
   return Status::OK();
 }
 
@@ -153,16 +173,20 @@ int64_t input_length(const InferContext& ctx, int i) {
   return t.rank() == 1 && (*t.shape)[0].known() ? (*t.shape)[0].value : -1;
 }
 
-std::vector<ir::Dim> unknown_dims(int rank) { return std::vector<ir::Dim>(rank, ir::Dim()); }
+std::vector<ir::Dim> unknown_dims(int rank) {
+  return std::vector<ir::Dim>(rank, ir::Dim());
+}
 
 void register_tensor_ops(OpRegistry& r) {
   r.add({.op_type = "Identity",
          .attributes = {},
-         .infer = [](InferContext& ctx) {
-           same_as_input(ctx, 0, 0);
-           if (ctx.input_value(0)) ctx.output_values[0] = *ctx.input_value(0);
-           return Status::OK();
-         }});
+         .infer =
+             [](InferContext& ctx) {
+               same_as_input(ctx, 0, 0);
+               if (ctx.input_value(0)) ctx.output_values[0] = *ctx.input_value(0);
+               return Status::OK();
+             },
+         .cost = view_cost});
   register_tensor_reshape_ops(r);
   register_tensor_layout_ops(r);
   register_tensor_pad_ops(r);

@@ -19,6 +19,11 @@ void register_tensor_layout_ops(OpRegistry& r);    // Transpose, Concat, Split, 
 void register_tensor_pad_ops(OpRegistry& r);       // Pad, CenterCropPad, DepthToSpace, SpaceToDepth
 void register_tensor_generate_ops(OpRegistry& r);  // ConstantOfShape, Range, Dropout, Trilu
 
+// Costs: the family moves bytes and does no arithmetic; view ops (Reshape, Squeeze...) share
+// their input's storage and cost nothing.
+Cost movement_cost(const CostContext& ctx);
+Cost view_cost(const CostContext& ctx);
+
 // Moves an older opset's attribute form into input slot `index` as a constant, so infer and
 // kernels see the newest form only. Missing slots before `index` become absent inputs.
 void attribute_to_input(ir::Node& node, ir::Graph& g, const std::string& attr, size_t index, Tensor value);

@@ -23,7 +23,8 @@ Status range_length(const Tensor& start, const Tensor& limit, const Tensor& delt
       const int64_t diff = static_cast<int64_t>(l) - static_cast<int64_t>(s), step = static_cast<int64_t>(d);
       *n = (diff > 0) == (step > 0) && diff != 0 ? (std::abs(diff) + std::abs(step) - 1) / std::abs(step) : 0;
     } else {
-      const double len = std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
+      const double len =
+          std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
       if (std::isnan(len) || len > 1e15) st = invalid_argument("Range length {} is not valid", len);
       *n = len > 0 && st.ok() ? static_cast<int64_t>(len) : 0;
     }
@@ -36,7 +37,8 @@ namespace {
 
 Status infer_constant_of_shape(InferContext& ctx) {
   const Tensor* value = ctx.node.attr_t("value");
-  KILN_ENSURE(!value || value->numel() == 1, "value must have exactly one element, has {}", value ? value->numel() : 0);
+  KILN_ENSURE(!value || value->numel() == 1, "value must have exactly one element, has {}",
+              value ? value->numel() : 0);
   const DType dtype = value ? value->dtype() : DType::kFloat32;
   std::vector<int64_t> shape;
   if (!input_ints(ctx, 0, &shape)) {
@@ -90,7 +92,8 @@ Status canonicalize_dropout(ir::Node& node, ir::Graph& g) {
     *v.data_as<float>() = node.attr_f("ratio", 0.5f);
     attribute_to_input(node, g, "ratio", 1, v);
   }
-  if (node.attr_i("is_test", 1) == 0) return unsupported("Dropout with is_test=0 (training) is not supported");
+  if (node.attr_i("is_test", 1) == 0)
+    return unsupported("Dropout with is_test=0 (training) is not supported");
   node.attrs.erase("is_test");
   node.attrs.erase("consumed_inputs");
   return Status::OK();
@@ -109,11 +112,16 @@ Status infer_trilu(InferContext& ctx) {
 }  // namespace
 
 void register_tensor_generate_ops(OpRegistry& r) {
-  r.add({.op_type = "ConstantOfShape", .attributes = {"value"}, .infer = infer_constant_of_shape});
-  r.add({.op_type = "Range", .attributes = {}, .infer = infer_range});
-  r.add({.op_type = "Dropout", .attributes = {"seed", "ratio", "is_test", "consumed_inputs"}, .canonicalize = canonicalize_dropout,
+  r.add({.op_type = "ConstantOfShape",
+         .attributes = {"value"},
+         .infer = infer_constant_of_shape,
+         .cost = movement_cost});
+  r.add({.op_type = "Range", .attributes = {}, .infer = infer_range, .cost = movement_cost});
+  r.add({.op_type = "Dropout",
+         .attributes = {"seed", "ratio", "is_test", "consumed_inputs"},
+         .canonicalize = canonicalize_dropout,
          .infer = infer_dropout});
-  r.add({.op_type = "Trilu", .attributes = {"upper"}, .infer = infer_trilu});
+  r.add({.op_type = "Trilu", .attributes = {"upper"}, .infer = infer_trilu, .cost = movement_cost});
 }
 
 }  // namespace kiln::ops

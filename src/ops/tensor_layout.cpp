@@ -15,7 +15,8 @@ Status infer_transpose(InferContext& ctx) {
   const ir::TensorType& in = ctx.input_type(0);
   std::vector<int64_t> perm = ctx.node.attr_ints("perm");
   if (!in.has_rank()) {
-    set_output(ctx, 0, in.dtype, perm.empty() ? std::nullopt : std::optional(unknown_dims(static_cast<int>(perm.size()))));
+    set_output(ctx, 0, in.dtype,
+               perm.empty() ? std::nullopt : std::optional(unknown_dims(static_cast<int>(perm.size()))));
     return Status::OK();
   }
   const int rank = in.rank();
@@ -23,7 +24,8 @@ Status infer_transpose(InferContext& ctx) {
     perm.resize(rank);
     std::iota(perm.rbegin(), perm.rend(), 0);  // default: reverse the dims
   }
-  KILN_ENSURE(static_cast<int>(perm.size()) == rank, "perm has {} entries for a rank-{} input", perm.size(), rank);
+  KILN_ENSURE(static_cast<int>(perm.size()) == rank, "perm has {} entries for a rank-{} input", perm.size(),
+              rank);
   std::vector<int64_t> norm;
   KILN_RETURN_IF_ERROR(normalize_axes(perm, rank, &norm));
   std::vector<ir::Dim> out;
@@ -65,13 +67,15 @@ Status infer_concat(InferContext& ctx) {
       if (d == axis) {
         dim.known() ? void(axis_sum += dim.value) : void(axis_known = false);
       } else if (dim.known() && out[d].known()) {
-        KILN_ENSURE(dim.value == out[d].value, "Concat inputs disagree on dim {} ({} vs {})", d, out[d].value, dim.value);
+        KILN_ENSURE(dim.value == out[d].value, "Concat inputs disagree on dim {} ({} vs {})", d, out[d].value,
+                    dim.value);
       } else if (!out[d].known() && (dim.known() || out[d].symbol.empty())) {
         out[d] = dim;
       }
     }
   }
-  out[axis] = axis_known ? ir::Dim(axis_sum) : (ctx.num_inputs() == 1 ? (*ctx.input_type(0).shape)[axis] : ir::Dim());
+  out[axis] =
+      axis_known ? ir::Dim(axis_sum) : (ctx.num_inputs() == 1 ? (*ctx.input_type(0).shape)[axis] : ir::Dim());
   set_output(ctx, 0, dtype, out);
   return Status::OK();
 }
@@ -81,10 +85,12 @@ Status split_sizes(const InferContext& ctx, const ir::Dim& dim, int n, std::vect
   sizes->clear();
   if (ctx.has_input(1)) {
     if (!input_ints(ctx, 1, sizes)) return Status::OK();
-    KILN_ENSURE(static_cast<int>(sizes->size()) == n, "split has {} entries for {} outputs", sizes->size(), n);
+    KILN_ENSURE(static_cast<int>(sizes->size()) == n, "split has {} entries for {} outputs", sizes->size(),
+                n);
     for (int64_t s : *sizes) KILN_ENSURE(s >= 0, "split sizes must not be negative");
     const int64_t total = std::accumulate(sizes->begin(), sizes->end(), int64_t{0});
-    KILN_ENSURE(!dim.known() || total == dim.value, "split sizes sum to {} but the axis has {}", total, dim.value);
+    KILN_ENSURE(!dim.known() || total == dim.value, "split sizes sum to {} but the axis has {}", total,
+                dim.value);
     return Status::OK();
   }
   if (!dim.known()) return Status::OK();
@@ -140,7 +146,8 @@ Status infer_slice(InferContext& ctx) {
   std::vector<int64_t> starts, ends, axes, steps;
   const bool axes_known = optional_ints(ctx, 3, &axes);
   std::vector<ir::Dim> out = *in.shape;
-  if (!input_ints(ctx, 1, &starts) || !input_ints(ctx, 2, &ends) || !optional_ints(ctx, 4, &steps) || !axes_known) {
+  if (!input_ints(ctx, 1, &starts) || !input_ints(ctx, 2, &ends) || !optional_ints(ctx, 4, &steps) ||
+      !axes_known) {
     // Only the sliced axes change; without known axes that may be any of them.
     std::vector<int64_t> norm;
     if (axes_known && !axes.empty() && normalize_axes(axes, in.rank(), &norm).ok()) {
@@ -201,7 +208,8 @@ Status infer_expand(InferContext& ctx) {
     return Status::OK();
   }
   std::vector<ir::Dim> target(shape.begin(), shape.end());
-  for (const ir::Dim& d : target) KILN_ENSURE(d.value >= 0, "Expand shape {} has a negative dim", shape_to_string(shape));
+  for (const ir::Dim& d : target)
+    KILN_ENSURE(d.value >= 0, "Expand shape {} has a negative dim", shape_to_string(shape));
   const ir::TensorType target_type(in.dtype, target);
   std::vector<ir::Dim> out;
   KILN_RETURN_IF_ERROR(broadcast_types({&in, &target_type}, &out));
@@ -230,21 +238,26 @@ Status infer_tile(InferContext& ctx) {
 }  // namespace
 
 void register_tensor_layout_ops(OpRegistry& r) {
-  r.add({.op_type = "Transpose", .attributes = {"perm"}, .infer = infer_transpose});
-  r.add({.op_type = "Concat", .attributes = {"axis"}, .infer = infer_concat});
+  r.add({.op_type = "Transpose", .attributes = {"perm"}, .infer = infer_transpose, .cost = movement_cost});
+  r.add({.op_type = "Concat", .attributes = {"axis"}, .infer = infer_concat, .cost = movement_cost});
   r.add({.op_type = "Split",
          .attributes = {"axis", "split", "num_outputs"},
          .canonicalize =
              [](ir::Node& node, ir::Graph& g) {
                // Opset < 13 gives the sizes as an attribute.
-               if (node.has_attr("split")) attribute_to_input(node, g, "split", 1, ints_to_tensor(node.attr_ints("split")));
+               if (node.has_attr("split"))
+                 attribute_to_input(node, g, "split", 1, ints_to_tensor(node.attr_ints("split")));
                return Status::OK();
              },
-         .infer = infer_split});
-  r.add({.op_type = "Slice", .attributes = {"starts", "ends", "axes"}, .canonicalize = canonicalize_slice,
-         .infer = infer_slice});
-  r.add({.op_type = "Expand", .attributes = {}, .infer = infer_expand});
-  r.add({.op_type = "Tile", .attributes = {}, .infer = infer_tile});
+         .infer = infer_split,
+         .cost = movement_cost});
+  r.add({.op_type = "Slice",
+         .attributes = {"starts", "ends", "axes"},
+         .canonicalize = canonicalize_slice,
+         .infer = infer_slice,
+         .cost = movement_cost});
+  r.add({.op_type = "Expand", .attributes = {}, .infer = infer_expand, .cost = movement_cost});
+  r.add({.op_type = "Tile", .attributes = {}, .infer = infer_tile, .cost = movement_cost});
 }
 
 }  // namespace kiln::ops

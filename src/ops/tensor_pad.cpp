@@ -13,7 +13,9 @@ ir::Dim dim_add(const ir::Dim& d, int64_t extra) {
   return extra == 0 ? d : ir::Dim();
 }
 
-ir::Dim dim_div(const ir::Dim& d, int64_t by) { return d.known() ? ir::Dim(d.value / by) : ir::Dim(); }
+ir::Dim dim_div(const ir::Dim& d, int64_t by) {
+  return d.known() ? ir::Dim(d.value / by) : ir::Dim();
+}
 
 Status infer_pad(InferContext& ctx) {
   const ir::TensorType& in = ctx.input_type(0);
@@ -88,7 +90,9 @@ Status infer_center_crop_pad(InferContext& ctx) {
   return Status::OK();
 }
 
-int64_t blocksize(const InferContext& ctx) { return ctx.node.attr_i("blocksize", 0); }
+int64_t blocksize(const InferContext& ctx) {
+  return ctx.node.attr_i("blocksize", 0);
+}
 
 Status infer_depth_to_space(InferContext& ctx) {
   const ir::TensorType& in = ctx.input_type(0);
@@ -102,9 +106,11 @@ Status infer_depth_to_space(InferContext& ctx) {
   }
   KILN_ENSURE(in.rank() == 4, "input must be 4-D, got {}", in.to_string());
   const auto& s = *in.shape;
-  KILN_ENSURE(!s[1].known() || s[1].value % (b * b) == 0, "channels {} are not divisible by blocksize^2", s[1].value);
-  set_output(ctx, 0, in.dtype,
-             std::vector<ir::Dim>{s[0], dim_div(s[1], b * b), dim_product({s[2], b}), dim_product({s[3], b})});
+  KILN_ENSURE(!s[1].known() || s[1].value % (b * b) == 0, "channels {} are not divisible by blocksize^2",
+              s[1].value);
+  set_output(
+      ctx, 0, in.dtype,
+      std::vector<ir::Dim>{s[0], dim_div(s[1], b * b), dim_product({s[2], b}), dim_product({s[3], b})});
   return Status::OK();
 }
 
@@ -119,7 +125,8 @@ Status infer_space_to_depth(InferContext& ctx) {
   KILN_ENSURE(in.rank() == 4, "input must be 4-D, got {}", in.to_string());
   const auto& s = *in.shape;
   for (int i = 2; i < 4; ++i) {
-    KILN_ENSURE(!s[i].known() || s[i].value % b == 0, "dim {} ({}) is not divisible by blocksize", i, s[i].value);
+    KILN_ENSURE(!s[i].known() || s[i].value % b == 0, "dim {} ({}) is not divisible by blocksize", i,
+                s[i].value);
   }
   set_output(ctx, 0, in.dtype,
              std::vector<ir::Dim>{s[0], dim_product({s[1], b * b}), dim_div(s[2], b), dim_div(s[3], b)});
@@ -129,11 +136,23 @@ Status infer_space_to_depth(InferContext& ctx) {
 }  // namespace
 
 void register_tensor_pad_ops(OpRegistry& r) {
-  r.add({.op_type = "Pad", .attributes = {"mode", "pads", "paddings", "value"}, .canonicalize = canonicalize_pad,
-         .infer = infer_pad});
-  r.add({.op_type = "CenterCropPad", .attributes = {"axes"}, .infer = infer_center_crop_pad});
-  r.add({.op_type = "DepthToSpace", .attributes = {"blocksize", "mode"}, .infer = infer_depth_to_space});
-  r.add({.op_type = "SpaceToDepth", .attributes = {"blocksize"}, .infer = infer_space_to_depth});
+  r.add({.op_type = "Pad",
+         .attributes = {"mode", "pads", "paddings", "value"},
+         .canonicalize = canonicalize_pad,
+         .infer = infer_pad,
+         .cost = movement_cost});
+  r.add({.op_type = "CenterCropPad",
+         .attributes = {"axes"},
+         .infer = infer_center_crop_pad,
+         .cost = movement_cost});
+  r.add({.op_type = "DepthToSpace",
+         .attributes = {"blocksize", "mode"},
+         .infer = infer_depth_to_space,
+         .cost = movement_cost});
+  r.add({.op_type = "SpaceToDepth",
+         .attributes = {"blocksize"},
+         .infer = infer_space_to_depth,
+         .cost = movement_cost});
 }
 
 }  // namespace kiln::ops

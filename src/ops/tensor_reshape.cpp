@@ -13,7 +13,8 @@ namespace {
 // Removes pairs of identical symbolic dims from both lists: N*3*4 / (N*12) is known.
 void cancel_symbols(std::vector<ir::Dim>* a, std::vector<ir::Dim>* b) {
   for (auto it = a->begin(); it != a->end();) {
-    auto match = std::find_if(b->begin(), b->end(), [&](const ir::Dim& d) { return !d.symbol.empty() && d == *it; });
+    auto match =
+        std::find_if(b->begin(), b->end(), [&](const ir::Dim& d) { return !d.symbol.empty() && d == *it; });
     if (!it->symbol.empty() && match != b->end()) {
       b->erase(match);
       it = a->erase(it);
@@ -39,7 +40,8 @@ Status infer_minus_one(const std::optional<std::vector<ir::Dim>>& in, const std:
     return Status::OK();
   }
   if (in_unknown.empty()) {
-    KILN_ENSURE(in_known % out_known == 0, "cannot reshape {} elements into groups of {}", in_known, out_known);
+    KILN_ENSURE(in_known % out_known == 0, "cannot reshape {} elements into groups of {}", in_known,
+                out_known);
     *result = in_known / out_known;
   } else if (in_unknown.size() == 1 && in_known == out_known) {
     *result = in_unknown[0];
@@ -104,7 +106,8 @@ Status infer_flatten(InferContext& ctx) {
   if (axis < 0) axis += rank;
   const auto& s = *in.shape;
   set_output(ctx, 0, in.dtype,
-             std::vector<ir::Dim>{dim_product({s.begin(), s.begin() + axis}), dim_product({s.begin() + axis, s.end()})});
+             std::vector<ir::Dim>{dim_product({s.begin(), s.begin() + axis}),
+                                  dim_product({s.begin() + axis, s.end()})});
   return Status::OK();
 }
 
@@ -118,7 +121,8 @@ Status infer_squeeze(InferContext& ctx) {
   std::vector<int64_t> axes;
   if (ctx.has_input(1) && !input_ints(ctx, 1, &axes)) {
     const int64_t n = input_length(ctx, 1);
-    set_output(ctx, 0, in.dtype, n >= 0 ? std::optional(unknown_dims(in.rank() - static_cast<int>(n))) : std::nullopt);
+    set_output(ctx, 0, in.dtype,
+               n >= 0 ? std::optional(unknown_dims(in.rank() - static_cast<int>(n))) : std::nullopt);
     return Status::OK();
   }
   std::vector<bool> drop(s.size(), false);
@@ -212,19 +216,26 @@ void register_tensor_reshape_ops(OpRegistry& r) {
          .canonicalize =
              [](ir::Node& node, ir::Graph& g) {
                // Opset < 5 gives the shape as an attribute.
-               if (node.has_attr("shape")) attribute_to_input(node, g, "shape", 1, ints_to_tensor(node.attr_ints("shape")));
+               if (node.has_attr("shape"))
+                 attribute_to_input(node, g, "shape", 1, ints_to_tensor(node.attr_ints("shape")));
                node.attrs.erase("consumed_inputs");
                return Status::OK();
              },
-         .infer = infer_reshape});
-  r.add({.op_type = "Flatten", .attributes = {"axis"}, .infer = infer_flatten});
-  r.add({.op_type = "Squeeze", .attributes = {"axes"}, .canonicalize = canonicalize_axes_attr, .infer = infer_squeeze});
+         .infer = infer_reshape,
+         .cost = view_cost});
+  r.add({.op_type = "Flatten", .attributes = {"axis"}, .infer = infer_flatten, .cost = view_cost});
+  r.add({.op_type = "Squeeze",
+         .attributes = {"axes"},
+         .canonicalize = canonicalize_axes_attr,
+         .infer = infer_squeeze,
+         .cost = view_cost});
   r.add({.op_type = "Unsqueeze",
          .attributes = {"axes"},
          .canonicalize = canonicalize_axes_attr,
-         .infer = infer_unsqueeze});
-  r.add({.op_type = "Shape", .attributes = {"start", "end"}, .infer = infer_shape});
-  r.add({.op_type = "Size", .attributes = {}, .infer = infer_size});
+         .infer = infer_unsqueeze,
+         .cost = view_cost});
+  r.add({.op_type = "Shape", .attributes = {"start", "end"}, .infer = infer_shape, .cost = view_cost});
+  r.add({.op_type = "Size", .attributes = {}, .infer = infer_size, .cost = view_cost});
 }
 
 }  // namespace kiln::ops

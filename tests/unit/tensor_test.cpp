@@ -31,12 +31,16 @@ std::vector<T> values(const Tensor& t) {
   return std::vector<T>(t.data_as<T>(), t.data_as<T>() + t.numel());
 }
 
-std::string test_stem() { return std::string("tensor_") + ::testing::UnitTest::GetInstance()->current_test_info()->name(); }
+std::string test_stem() {
+  return std::string("tensor_") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
 
 // Loads a text-format model and runs it; the Status says why loading or running failed.
-Status run_model(const std::string& text, const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
+Status run_model(const std::string& text, const std::map<std::string, Tensor>& inputs,
+                 std::vector<Tensor>* outputs) {
   std::unique_ptr<Session> session;
-  KILN_RETURN_IF_ERROR(Session::load(testing::write_text_model(text, test_stem()), {.backend = "cpu"}, &session));
+  KILN_RETURN_IF_ERROR(
+      Session::load(testing::write_text_model(text, test_stem()), {.backend = "cpu"}, &session));
   return session->run(inputs, outputs);
 }
 
@@ -54,7 +58,9 @@ TEST(TensorSlice, Opset9AttributesBecomeInputs) {
   ASSERT_TRUE(run_model(R"(
     <ir_version: 4, opset_import: ["" : 9]>
     g (float[2,4] x) => (float[1,3] y) { y = Slice<starts = [0, 1], ends = [1, 1000], axes = [0, 1]>(x) }
-  )", {{"x", make<float>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8})}}, &out).ok());
+  )",
+                        {{"x", make<float>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8})}}, &out)
+                  .ok());
   EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(values<float>(out[0]), (std::vector<float>{2, 3, 4}));
 }
@@ -66,7 +72,9 @@ TEST(TensorSlice, NegativeStepClampsToTheEnds) {
     g (int8[6] x) => (int8[3] y) <int64[1] s = {-1}, int64[1] e = {-1000}, int64[1] a = {0}, int64[1] st = {-2}> {
       y = Slice(x, s, e, a, st)
     }
-  )", {{"x", make<int8_t>({6}, {0, 1, 2, 3, 4, 5})}}, &out).ok());
+  )",
+                        {{"x", make<int8_t>({6}, {0, 1, 2, 3, 4, 5})}}, &out)
+                  .ok());
   EXPECT_EQ(values<int8_t>(out[0]), (std::vector<int8_t>{5, 3, 1}));
 }
 
@@ -85,7 +93,9 @@ TEST(TensorSplit, Opset11SplitAttribute) {
   ASSERT_TRUE(run_model(R"(
     <ir_version: 6, opset_import: ["" : 11]>
     g (int64[4] x) => (int64[1] a, int64[3] b) { a, b = Split<split = [1, 3]>(x) }
-  )", {{"x", make<int64_t>({4}, {10, 11, 12, 13})}}, &out).ok());
+  )",
+                        {{"x", make<int64_t>({4}, {10, 11, 12, 13})}}, &out)
+                  .ok());
   EXPECT_EQ(values<int64_t>(out[0]), (std::vector<int64_t>{10}));
   EXPECT_EQ(values<int64_t>(out[1]), (std::vector<int64_t>{11, 12, 13}));
 }
@@ -95,7 +105,9 @@ TEST(TensorSplit, NumOutputsGivesSmallerLastChunk) {
   ASSERT_TRUE(run_model(R"(
     <ir_version: 8, opset_import: ["" : 18]>
     g (bool[2,7] x) => (bool[2,3] a, bool[2,3] b, bool[2,1] c) { a, b, c = Split<axis = 1, num_outputs = 3>(x) }
-  )", {{"x", make<bool>({2, 7}, {1, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 0})}}, &out).ok());
+  )",
+                        {{"x", make<bool>({2, 7}, {1, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 0})}}, &out)
+                  .ok());
   EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(out[2].shape(), (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(values<bool>(out[1]), (std::vector<bool>{1, 1, 0, 0, 0, 1}));
@@ -115,7 +127,9 @@ TEST(TensorPad, Opset10AttributesBecomeInputs) {
   ASSERT_TRUE(run_model(R"(
     <ir_version: 5, opset_import: ["" : 10]>
     g (double[1,2] x) => (double[1,4] y) { y = Pad<pads = [0, 1, 0, 1], value = 7.5>(x) }
-  )", {{"x", make<double>({1, 2}, {1, 2})}}, &out).ok());
+  )",
+                        {{"x", make<double>({1, 2}, {1, 2})}}, &out)
+                  .ok());
   EXPECT_EQ(values<double>(out[0]), (std::vector<double>{7.5, 1, 2, 7.5}));
 }
 
@@ -126,15 +140,21 @@ TEST(TensorPad, ReflectEdgeWrapAndNegativePads) {
     std::vector<Tensor> out;
     ASSERT_TRUE(run_model(R"(
       <ir_version: 8, opset_import: ["" : 19]>
-      g (int32[3] x) => (int32[7] y) <int64[2] p = {2, 2}> { y = Pad<mode = ")" + mode + R"(">(x, p) }
-    )", {{"x", make<int32_t>({3}, {1, 2, 3})}}, &out).ok()) << mode;
+      g (int32[3] x) => (int32[7] y) <int64[2] p = {2, 2}> { y = Pad<mode = ")" +
+                              mode + R"(">(x, p) }
+    )",
+                          {{"x", make<int32_t>({3}, {1, 2, 3})}}, &out)
+                    .ok())
+        << mode;
     EXPECT_EQ(values<int32_t>(out[0]), want) << mode;
   }
   std::vector<Tensor> out;
   ASSERT_TRUE(run_model(R"(
     <ir_version: 8, opset_import: ["" : 18]>
     g (uint16[2,3] x) => (uint16[2,3] y) <int64[2] p = {-1, 1}, uint16 v = {9}, int64[1] a = {-1}> { y = Pad(x, p, v, a) }
-  )", {{"x", make<uint16_t>({2, 3}, {1, 2, 3, 4, 5, 6})}}, &out).ok());
+  )",
+                        {{"x", make<uint16_t>({2, 3}, {1, 2, 3, 4, 5, 6})}}, &out)
+                  .ok());
   EXPECT_EQ(values<uint16_t>(out[0]), (std::vector<uint16_t>{2, 3, 9, 5, 6, 9}));
 }
 
@@ -154,7 +174,9 @@ TEST(TensorSqueeze, Opset11AxesAttributes) {
       s = Squeeze<axes = [0, -1]>(x)
       y = Unsqueeze<axes = [2, 1]>(s)
     }
-  )", {{"x", make<float>({1, 3, 1}, {1, 2, 3})}}, &out).ok());
+  )",
+                        {{"x", make<float>({1, 3, 1}, {1, 2, 3})}}, &out)
+                  .ok());
   EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{3, 1, 1}));
 }
 
@@ -175,7 +197,8 @@ TEST(TensorShapeInference, ShapeArithmeticResolvesStatically) {
       t = Concat<axis = 0>(m, s)
       y = Reshape(z, t)
     }
-  )"), "float32[N,3,4]");
+  )"),
+            "float32[N,3,4]");
 }
 
 TEST(TensorShapeInference, UnknownValuesGiveUnknownShapesNotErrors) {
@@ -183,15 +206,18 @@ TEST(TensorShapeInference, UnknownValuesGiveUnknownShapesNotErrors) {
   EXPECT_EQ(static_output_type(R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[2,6] x, int64[3] s) => (float[a,b,c] y) { y = Reshape(x, s) }
-  )"), "float32[?,?,?]");
+  )"),
+            "float32[?,?,?]");
   EXPECT_EQ(static_output_type(R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[3,1] x, int64[2] s) => (float[a,b] y) { y = Expand(x, s) }
-  )"), "float32[3,?]");
+  )"),
+            "float32[3,?]");
   EXPECT_EQ(static_output_type(R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[4,5] x, int64[1] s, int64[1] e) => (float[a,b] y) <int64[1] a = {1}> { y = Slice(x, s, e, a) }
-  )"), "float32[4,?]");
+  )"),
+            "float32[4,?]");
 }
 
 TEST(TensorReshape, TwoMinusOnesIsAnError) {
@@ -208,7 +234,9 @@ TEST(TensorReshape, Opset1ShapeAttributeAndZeroCopy) {
   ASSERT_TRUE(run_model(R"(
     <ir_version: 3, opset_import: ["" : 1]>
     g (float[2,3] x) => (float[3,2] y) { y = Reshape<shape = [3, -1]>(x) }
-  )", {{"x", x}}, &out).ok());
+  )",
+                        {{"x", x}}, &out)
+                  .ok());
   EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(values<float>(out[0]), values<float>(x));
 }
@@ -222,10 +250,14 @@ TEST(TensorDepthToSpace, DcrAndCrdModes) {
     ASSERT_TRUE(run_model(std::string(R"(
       <ir_version: 8, opset_import: ["" : 13]>
       g (float[1,8,2,3] x) => (float[1,2,4,6] y, float[1,8,2,3] z) {
-        y = DepthToSpace<blocksize = 2, mode = ")") + mode + R"(">(x)
+        y = DepthToSpace<blocksize = 2, mode = ")") +
+                              mode + R"(">(x)
         z = SpaceToDepth<blocksize = 2>(y)
       }
-    )", {{"x", make<float>({1, 8, 2, 3}, x)}}, &out).ok()) << mode;
+    )",
+                          {{"x", make<float>({1, 8, 2, 3}, x)}}, &out)
+                    .ok())
+        << mode;
     const std::vector<float> y = values<float>(out[0]);
     const std::vector<float> first_row(y.begin(), y.begin() + 6);
     if (std::string(mode) == "DCR") {
@@ -244,14 +276,17 @@ TEST(TensorTrilu, UpperLowerAndDiagonalOffset) {
     int64_t k;
     std::vector<int64_t> want;
   };
-  for (const Case& c : {Case{1, 0, {1, 2, 3, 0, 5, 6}}, Case{1, 1, {0, 2, 3, 0, 0, 6}},
-                        Case{0, 0, {1, 0, 0, 4, 5, 0}}, Case{0, -1, {0, 0, 0, 4, 0, 0}},
-                        Case{1, -5, {1, 2, 3, 4, 5, 6}}}) {
+  for (const Case& c :
+       {Case{1, 0, {1, 2, 3, 0, 5, 6}}, Case{1, 1, {0, 2, 3, 0, 0, 6}}, Case{0, 0, {1, 0, 0, 4, 5, 0}},
+        Case{0, -1, {0, 0, 0, 4, 0, 0}}, Case{1, -5, {1, 2, 3, 4, 5, 6}}}) {
     std::vector<Tensor> out;
     ASSERT_TRUE(run_model(R"(
       <ir_version: 8, opset_import: ["" : 14]>
-      g (int64[2,3] x, int64 k) => (int64[2,3] y) { y = Trilu<upper = )" + std::to_string(c.upper) + R"(>(x, k) }
-    )", {{"x", x}, {"k", make<int64_t>({}, {c.k})}}, &out).ok());
+      g (int64[2,3] x, int64 k) => (int64[2,3] y) { y = Trilu<upper = )" +
+                              std::to_string(c.upper) + R"(>(x, k) }
+    )",
+                          {{"x", x}, {"k", make<int64_t>({}, {c.k})}}, &out)
+                    .ok());
     EXPECT_EQ(values<int64_t>(out[0]), c.want) << "upper " << c.upper << " k " << c.k;
   }
 }
@@ -262,7 +297,9 @@ TEST(TensorDropout, TrainingScalesKeptElements) {
   ASSERT_TRUE(run_model(R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[1000] x) => (float[1000] y, bool[1000] m) <float r = {0.75}, bool t = {1}> { y, m = Dropout(x, r, t) }
-  )", {{"x", make<float>({1000}, x)}}, &out).ok());
+  )",
+                        {{"x", make<float>({1000}, x)}}, &out)
+                  .ok());
   const auto y = values<float>(out[0]);
   const auto m = values<bool>(out[1]);
   int kept = 0;
@@ -279,7 +316,9 @@ TEST(TensorDropout, Opset7MaskHasTheDataType) {
   ASSERT_TRUE(run_model(R"(
     <ir_version: 3, opset_import: ["" : 7]>
     g (float[2] x) => (float[2] y, float[2] m) { y, m = Dropout<ratio = 0.3>(x) }
-  )", {{"x", make<float>({2}, {1, 2})}}, &out).ok());
+  )",
+                        {{"x", make<float>({2}, {1, 2})}}, &out)
+                  .ok());
   EXPECT_EQ(values<float>(out[0]), (std::vector<float>{1, 2}));
   EXPECT_EQ(values<float>(out[1]), (std::vector<float>{1, 1}));
 }
@@ -292,9 +331,15 @@ TEST(TensorRange, FloatIntAndZeroDelta) {
       y = Range(a, b, c)
       z = Range(d, e, f)
     }
-  )", {{"a", make<double>({}, {1})}, {"b", make<double>({}, {2})}, {"c", make<double>({}, {0.3})},
-       {"d", make<int16_t>({}, {10})}, {"e", make<int16_t>({}, {3})}, {"f", make<int16_t>({}, {-3})}},
-                        &out).ok());
+  )",
+                        {{"a", make<double>({}, {1})},
+                         {"b", make<double>({}, {2})},
+                         {"c", make<double>({}, {0.3})},
+                         {"d", make<int16_t>({}, {10})},
+                         {"e", make<int16_t>({}, {3})},
+                         {"f", make<int16_t>({}, {-3})}},
+                        &out)
+                  .ok());
   const auto y = values<double>(out[0]);
   ASSERT_EQ(y.size(), 4u);
   EXPECT_DOUBLE_EQ(y[3], 1.9);
@@ -316,8 +361,12 @@ TEST(TensorLayout, TransposeTileExpandOnSeveralElementSizes) {
       r = Tile(u, reps)
       e = Expand(u, s)
     }
-  )", {{"x", make<float16>({2, 3}, {float16(1), float16(2), float16(3), float16(4), float16(5), float16(6)})},
-       {"u", make<uint8_t>({2, 1}, {7, 8})}}, &out).ok());
+  )",
+                        {{"x", make<float16>({2, 3}, {float16(1), float16(2), float16(3), float16(4),
+                                                      float16(5), float16(6)})},
+                         {"u", make<uint8_t>({2, 1}, {7, 8})}},
+                        &out)
+                  .ok());
   std::vector<float> t;
   for (float16 h : values<float16>(out[0])) t.push_back(static_cast<float>(h));
   EXPECT_EQ(t, (std::vector<float>{1, 4, 2, 5, 3, 6}));

@@ -13,24 +13,35 @@ namespace {
 template <class F>
 void dispatch_by_size(size_t size, F&& f) {
   switch (size) {
-    case 1: f(Tag<uint8_t>{}); break;
-    case 2: f(Tag<uint16_t>{}); break;
-    case 4: f(Tag<uint32_t>{}); break;
-    case 8: f(Tag<uint64_t>{}); break;
-    default: KILN_ASSERT(false, "no copy loop for {}-byte elements", size);
+    case 1:
+      f(Tag<uint8_t>{});
+      break;
+    case 2:
+      f(Tag<uint16_t>{});
+      break;
+    case 4:
+      f(Tag<uint32_t>{});
+      break;
+    case 8:
+      f(Tag<uint64_t>{});
+      break;
+    default:
+      KILN_ASSERT(false, "no copy loop for {}-byte elements", size);
   }
 }
 
 template <class U>
 class Gatherer {
  public:
-  Gatherer(const U* in, U* out, const AxisOffsets& offsets, U fill) : in_(in), out_(out), off_(offsets), fill_(fill) {
+  Gatherer(const U* in, U* out, const AxisOffsets& offsets, U fill)
+      : in_(in), out_(out), off_(offsets), fill_(fill) {
     // block_[k]: elements of the output under one index of axis k-1.
     block_.assign(off_.size() + 1, 1);
     for (size_t k = off_.size(); k-- > 0;) block_[k] = block_[k + 1] * static_cast<int64_t>(off_[k].size());
     const auto& last = off_.back();
     contiguous_last_ = last[0] >= 0;
-    for (size_t i = 1; i < last.size() && contiguous_last_; ++i) contiguous_last_ = last[i] == last[0] + int64_t(i);
+    for (size_t i = 1; i < last.size() && contiguous_last_; ++i)
+      contiguous_last_ = last[i] == last[0] + int64_t(i);
   }
 
   void run(size_t axis, int64_t base) {

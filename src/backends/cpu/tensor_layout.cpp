@@ -35,7 +35,8 @@ void split_at_axis(const std::vector<int64_t>& shape, int64_t axis, size_t elem_
 Status concat_kernel(KernelContext& ctx) {
   Tensor& out = ctx.alloc_output(0);
   int64_t axis = 0;
-  KILN_RETURN_IF_ERROR(ops::normalize_axis(ctx.node().attr_i("axis", ctx.node().opset < 4 ? 1 : 0), out.rank(), &axis));
+  KILN_RETURN_IF_ERROR(
+      ops::normalize_axis(ctx.node().attr_i("axis", ctx.node().opset < 4 ? 1 : 0), out.rank(), &axis));
   int64_t outer = 0;
   size_t inner = 0;
   split_at_axis(out.shape(), axis, dtype_size(out.dtype()), &outer, &inner);
@@ -130,7 +131,8 @@ void register_tensor_layout_kernels(KernelRegistry& r) {
   r.add("Expand", [](KernelContext& ctx) {
     return repeat_kernel(ctx, [](int64_t i, int64_t d) { return d == 1 ? 0 : i; });
   });
-  r.add("Tile", [](KernelContext& ctx) { return repeat_kernel(ctx, [](int64_t i, int64_t d) { return i % d; }); });
+  r.add("Tile",
+        [](KernelContext& ctx) { return repeat_kernel(ctx, [](int64_t i, int64_t d) { return i % d; }); });
 }
 
 }  // namespace kiln::cpu

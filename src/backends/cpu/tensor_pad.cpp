@@ -53,7 +53,8 @@ Status center_crop_pad_kernel(KernelContext& ctx) {
 }
 
 // DepthToSpace and SpaceToDepth are a transpose of a 6-D view of the input.
-Status block_transpose(KernelContext& ctx, const std::vector<int64_t>& view, const std::vector<int64_t>& perm) {
+Status block_transpose(KernelContext& ctx, const std::vector<int64_t>& view,
+                       const std::vector<int64_t>& perm) {
   const Tensor in = ctx.input(0).reshaped(view);
   Tensor& out = ctx.alloc_output(0);
   std::vector<int64_t> out_view;
@@ -67,7 +68,8 @@ Status depth_to_space_kernel(KernelContext& ctx) {
   const auto& s = ctx.input(0).shape();
   const int64_t b = ctx.node().attr_i("blocksize", 0);
   const int64_t n = s[0], c = s[1] / (b * b), h = s[2], w = s[3];
-  if (ctx.node().attr_s("mode", "DCR") == "CRD") return block_transpose(ctx, {n, c, b, b, h, w}, {0, 1, 4, 2, 5, 3});
+  if (ctx.node().attr_s("mode", "DCR") == "CRD")
+    return block_transpose(ctx, {n, c, b, b, h, w}, {0, 1, 4, 2, 5, 3});
   return block_transpose(ctx, {n, b, b, c, h, w}, {0, 3, 4, 1, 5, 2});
 }
 
