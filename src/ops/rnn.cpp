@@ -207,6 +207,24 @@ Status infer_rnn(InferContext& ctx, RnnKind kind) {
   return Status::OK();
 }
 
+// Each step multiplies [batch, input] and [batch, hidden] by the gate weights, per direction;
+// the elementwise gate math is a few flops per gate value.
+Cost rnn_cost(const CostContext& c) {
+  Cost cost;
+  const std::vector<int64_t> x = c.input_types[kX]->concrete();
+  const std::vector<int64_t> r = c.input_types[kR]->concrete();
+  const double steps = static_cast<double>(x[0]) * static_cast<double>(x[1]);  // seq * batch in either layout
+  const double gate_values = static_cast<double>(r[0]) * static_cast<double>(r[1]);  // dirs * gates * hidden
+  cost.macs = steps * gate_values * static_cast<double>(x[2] + r[2]);
+  cost.flops = steps * gate_values * 4;
+  for (const auto& types : {c.input_types, c.output_types}) {
+    for (const ir::TensorType* t : types) {
+      if (t) cost.bytes += static_cast<double>(Tensor::numel_of(t->concrete()) * dtype_size(t->dtype));
+    }
+  }
+  return cost;
+}
+
 }  // namespace
 
 void register_rnn_ops(OpRegistry& r) {
@@ -217,13 +235,17 @@ void register_rnn_ops(OpRegistry& r) {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  r.add({.op_type = "RNN", .attributes = common, .infer = [](InferContext& c) { return infer_rnn(c, RnnKind::kRnn); }});
-  r.add({.op_type = "GRU",
-         .attributes = with({"linear_before_reset"}),
-         .infer = [](InferContext& c) { return infer_rnn(c, RnnKind::kGru); }});
-  r.add({.op_type = "LSTM",
-         .attributes = with({"input_forget"}),
-         .infer = [](InferContext& c) { return infer_rnn(c, RnnKind::kLstm); }});
+  auto schema = [](std::string op, RnnKind kind, std::vector<std::string> attributes) {
+    return OpSchema{.op_type = std::move(op),
+                    .domain = "",
+                    .attributes = std::move(attributes),
+                    .canonicalize = nullptr,
+                    .infer = [kind](InferContext& c) { return infer_rnn(c, kind); },
+                    .cost = rnn_cost};
+  };
+  r.add(schema("RNN", RnnKind::kRnn, common));
+  r.add(schema("GRU", RnnKind::kGru, with({"linear_before_reset"})));
+  r.add(schema("LSTM", RnnKind::kLstm, with({"input_forget"})));
 }
 
 }  // namespace kiln::ops
