@@ -13,7 +13,9 @@ namespace {
 const std::initializer_list<DType> kFloatDTypes = {DType::kFloat32, DType::kFloat64, DType::kFloat16,
                                                    DType::kBFloat16};
 
-int64_t dim_value(const ir::TensorType& t, int i) { return (*t.shape)[i].known() ? (*t.shape)[i].value : -1; }
+int64_t dim_value(const ir::TensorType& t, int i) {
+  return (*t.shape)[i].known() ? (*t.shape)[i].value : -1;
+}
 
 // Spatial sizes of an [N, C, spatial...] type, -1 where unknown.
 std::vector<int64_t> spatial_of(const ir::TensorType& t) {
@@ -79,7 +81,8 @@ Status infer_conv(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(expect_dtype(ctx, 0, kFloatDTypes));
   const ir::TensorType& x = ctx.input_type(0);
   const ir::TensorType& w = ctx.input_type(1);
-  KILN_ENSURE(w.dtype == x.dtype, "W has dtype {}, expected {} like X", dtype_name(w.dtype), dtype_name(x.dtype));
+  KILN_ENSURE(w.dtype == x.dtype, "W has dtype {}, expected {} like X", dtype_name(w.dtype),
+              dtype_name(x.dtype));
   const int rank = x.has_rank() ? x.rank() : w.rank();
   if (rank < 0) {
     set_output(ctx, 0, x.dtype, std::nullopt);
@@ -96,10 +99,10 @@ Status infer_conv(InferContext& ctx) {
   if (x.has_rank() && w.has_rank()) {
     const int64_t c = dim_value(x, 1), cg = dim_value(w, 1);
     KILN_ENSURE(c < 0 || c % group == 0, "X has {} channels, not divisible by group {}", c, group);
-    KILN_ENSURE(c < 0 || cg < 0 || c / group == cg, "W has {} input channels per group, expected {} ({} / group {})",
-                cg, c / group, c, group);
-    KILN_ENSURE(!m.known() || m.value % group == 0, "W has {} output channels, not divisible by group {}", m.value,
-                group);
+    KILN_ENSURE(c < 0 || cg < 0 || c / group == cg,
+                "W has {} input channels per group, expected {} ({} / group {})", cg, c / group, c, group);
+    KILN_ENSURE(!m.known() || m.value % group == 0, "W has {} output channels, not divisible by group {}",
+                m.value, group);
     const std::vector<int64_t> wk = spatial_of(w);
     for (int d = 0; d < static_cast<int>(a.kernel.size()); ++d) {
       KILN_ENSURE(wk[d] < 0 || wk[d] == a.kernel[d], "kernel_shape {} disagrees with W's spatial dim {}",
@@ -142,7 +145,8 @@ Status infer_conv_transpose(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(expect_dtype(ctx, 0, kFloatDTypes));
   const ir::TensorType& x = ctx.input_type(0);
   const ir::TensorType& w = ctx.input_type(1);
-  KILN_ENSURE(w.dtype == x.dtype, "W has dtype {}, expected {} like X", dtype_name(w.dtype), dtype_name(x.dtype));
+  KILN_ENSURE(w.dtype == x.dtype, "W has dtype {}, expected {} like X", dtype_name(w.dtype),
+              dtype_name(x.dtype));
   const int rank = x.has_rank() ? x.rank() : w.rank();
   if (rank < 0) {
     set_output(ctx, 0, x.dtype, std::nullopt);
@@ -185,7 +189,8 @@ Status infer_conv_transpose(InferContext& ctx) {
 }
 
 Cost conv_transpose_cost(const CostContext& c) {
-  // Every input element meets every weight of its group: N * C_in * prod(in spatial) * (C_out/group) * prod(k).
+  // Every input element meets every weight of its group: N * C_in * prod(in spatial) * (C_out/group) *
+  // prod(k).
   const std::vector<int64_t> x = c.input_types[0]->concrete();
   const std::vector<int64_t> w = c.input_types[1]->concrete();
   Cost cost;
@@ -226,7 +231,8 @@ Status infer_global_pool(InferContext& ctx) {
     set_output(ctx, 0, x.dtype, std::nullopt);
     return Status::OK();
   }
-  set_output(ctx, 0, x.dtype, nc_spatial((*x.shape)[0], (*x.shape)[1], std::vector<int64_t>(x.rank() - 2, 1)));
+  set_output(ctx, 0, x.dtype,
+             nc_spatial((*x.shape)[0], (*x.shape)[1], std::vector<int64_t>(x.rank() - 2, 1)));
   return Status::OK();
 }
 
@@ -260,7 +266,8 @@ Status canonicalize_lp_pool(ir::Node& node, ir::Graph&) {
     ir::Attribute ip;
     ip.kind = ir::Attribute::Kind::kInt;
     ip.i = static_cast<int64_t>(p->f);
-    KILN_ENSURE(static_cast<float>(ip.i) == p->f, "LpPool p = {} is not an integer; kiln supports integer p", p->f);
+    KILN_ENSURE(static_cast<float>(ip.i) == p->f, "LpPool p = {} is not an integer; kiln supports integer p",
+                p->f);
     node.attrs["p"] = ip;
   }
   KILN_ENSURE(node.attr_i("p", 2) >= 1, "p {} must be >= 1", node.attr_i("p", 2));
@@ -277,7 +284,10 @@ std::vector<std::string> with_window_attrs(std::vector<std::string> extra) {
 }  // namespace
 
 void register_conv_pool_ops(OpRegistry& r) {
-  r.add({.op_type = "Conv", .attributes = with_window_attrs({"group"}), .infer = infer_conv, .cost = conv_cost});
+  r.add({.op_type = "Conv",
+         .attributes = with_window_attrs({"group"}),
+         .infer = infer_conv,
+         .cost = conv_cost});
   r.add({.op_type = "ConvTranspose",
          .attributes = with_window_attrs({"group", "output_padding", "output_shape"}),
          .infer = infer_conv_transpose,

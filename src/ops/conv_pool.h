@@ -16,12 +16,12 @@ enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
 
 // Window attributes of one node, with defaults filled in for `nsp` spatial dims.
 struct WindowAttrs {
-  int nsp = 0;                        // number of spatial dims
+  int nsp = 0;  // number of spatial dims
   AutoPad auto_pad = AutoPad::kNotSet;
-  std::vector<int64_t> kernel;        // empty when the node has no kernel_shape (Conv: from W)
-  std::vector<int64_t> strides;       // nsp entries
-  std::vector<int64_t> dilations;     // nsp entries
-  std::vector<int64_t> pads;          // 2*nsp entries: all begins, then all ends
+  std::vector<int64_t> kernel;     // empty when the node has no kernel_shape (Conv: from W)
+  std::vector<int64_t> strides;    // nsp entries
+  std::vector<int64_t> dilations;  // nsp entries
+  std::vector<int64_t> pads;       // 2*nsp entries: all begins, then all ends
   bool ceil_mode = false;
   // ConvTranspose only.
   std::vector<int64_t> output_padding;  // nsp entries
@@ -35,12 +35,12 @@ Status read_window_attrs(const ir::Node& node, int nsp, WindowAttrs* out);
 // A window op resolved for concrete (or partly unknown, -1) input spatial sizes.
 struct Window {
   int nsp = 0;
-  std::vector<int64_t> in;         // input spatial sizes (-1 unknown)
+  std::vector<int64_t> in;  // input spatial sizes (-1 unknown)
   std::vector<int64_t> kernel;
   std::vector<int64_t> strides;
   std::vector<int64_t> dilations;
-  std::vector<int64_t> pads;       // effective pads, begins then ends (may be negative for ConvTranspose)
-  std::vector<int64_t> out;        // output spatial sizes (-1 unknown)
+  std::vector<int64_t> pads;  // effective pads, begins then ends (may be negative for ConvTranspose)
+  std::vector<int64_t> out;   // output spatial sizes (-1 unknown)
 
   int64_t pad_begin(int d) const { return pads[d]; }
   int64_t pad_end(int d) const { return pads[nsp + d]; }
@@ -52,8 +52,8 @@ struct Window {
 // floor((in + pads - extent) / stride) + 1 (ceil with ceil_mode, dropping a last window that
 // would start in the end padding), or from auto_pad. `kernel` has nsp entries. Unknown input
 // sizes give unknown output sizes. Error when the window does not fit.
-Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel, const std::vector<int64_t>& in,
-                      Window* w);
+Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel,
+                      const std::vector<int64_t>& in, Window* w);
 
 // Resolves ConvTranspose: out = stride*(in-1) + output_padding + extent - pads, or pads derived
 // from output_shape / auto_pad SAME_* (output = in*stride).

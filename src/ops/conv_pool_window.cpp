@@ -15,14 +15,21 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return -floor_div(-a, b);
+}
 
 Status parse_auto_pad(const std::string& s, AutoPad* out) {
-  if (s.empty() || s == "NOTSET") *out = AutoPad::kNotSet;
-  else if (s == "SAME_UPPER") *out = AutoPad::kSameUpper;
-  else if (s == "SAME_LOWER") *out = AutoPad::kSameLower;
-  else if (s == "VALID") *out = AutoPad::kValid;
-  else return invalid_argument("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", s);
+  if (s.empty() || s == "NOTSET")
+    *out = AutoPad::kNotSet;
+  else if (s == "SAME_UPPER")
+    *out = AutoPad::kSameUpper;
+  else if (s == "SAME_LOWER")
+    *out = AutoPad::kSameLower;
+  else if (s == "VALID")
+    *out = AutoPad::kValid;
+  else
+    return invalid_argument("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", s);
   return Status::OK();
 }
 
@@ -60,7 +67,8 @@ Status read_window_attrs(const ir::Node& node, int nsp, WindowAttrs* a) {
   if (node.has_attr("output_shape")) {
     a->output_shape = node.attr_ints("output_shape");
     // ONNX allows output_shape to include N and C; keep the spatial part.
-    if (a->output_shape.size() == n + 2) a->output_shape.erase(a->output_shape.begin(), a->output_shape.begin() + 2);
+    if (a->output_shape.size() == n + 2)
+      a->output_shape.erase(a->output_shape.begin(), a->output_shape.begin() + 2);
     KILN_ENSURE(a->output_shape.size() == n, "attribute output_shape has {} values, expected {}",
                 a->output_shape.size(), n);
   } else {
@@ -70,10 +78,11 @@ Status read_window_attrs(const ir::Node& node, int nsp, WindowAttrs* a) {
   return Status::OK();
 }
 
-Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel, const std::vector<int64_t>& in,
-                      Window* w) {
+Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel,
+                      const std::vector<int64_t>& in, Window* w) {
   const int nsp = a.nsp;
-  KILN_ASSERT(static_cast<int>(kernel.size()) == nsp && static_cast<int>(in.size()) == nsp, "window rank mismatch");
+  KILN_ASSERT(static_cast<int>(kernel.size()) == nsp && static_cast<int>(in.size()) == nsp,
+              "window rank mismatch");
   w->nsp = nsp;
   w->in = in;
   w->kernel = kernel;
@@ -97,7 +106,8 @@ Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel, 
         break;
       }
       case AutoPad::kValid:
-        KILN_ENSURE(in[d] >= ext, "input size {} along spatial dim {} is smaller than the window {}", in[d], d, ext);
+        KILN_ENSURE(in[d] >= ext, "input size {} along spatial dim {} is smaller than the window {}", in[d],
+                    d, ext);
         w->out[d] = ceil_div(in[d] - ext + 1, s);
         break;
       case AutoPad::kNotSet: {
@@ -118,7 +128,8 @@ Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel, 
 Status resolve_transpose_window(const WindowAttrs& a, const std::vector<int64_t>& kernel,
                                 const std::vector<int64_t>& in, Window* w) {
   const int nsp = a.nsp;
-  KILN_ASSERT(static_cast<int>(kernel.size()) == nsp && static_cast<int>(in.size()) == nsp, "window rank mismatch");
+  KILN_ASSERT(static_cast<int>(kernel.size()) == nsp && static_cast<int>(in.size()) == nsp,
+              "window rank mismatch");
   w->nsp = nsp;
   w->in = in;
   w->kernel = kernel;

@@ -2,12 +2,13 @@
 // (auto_pad, ceil_mode, ConvTranspose output_shape with negative padding), static inference
 // with symbolic dims, cost, attribute errors, fp16, grouped/1x1 fast paths, MaxPool indices in
 // column-major order and LpPool's opset-1 float p.
+#include "ops/conv_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "matmul_index_test_util.h"
-#include "ops/conv_pool.h"
 #include "ops/op_schema.h"
 
 namespace kiln {
@@ -178,10 +179,11 @@ TEST(Conv, GroupedStridedPaddedMatchesNaive) {
   int64_t oh = 0;
   const auto want = naive_conv(xv, wv, c, h, wd, m, group, k, 2, 1, &oh);
   Tensor out;
-  ASSERT_TRUE(run_op1("Conv", 17,
-                      {{"group", int_attr(group)}, {"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}},
-                      {make<float>({1, c, h, wd}, xv), make<float>({m, c / group, k, k}, wv)}, &out)
-                  .ok());
+  ASSERT_TRUE(
+      run_op1("Conv", 17,
+              {{"group", int_attr(group)}, {"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}},
+              {make<float>({1, c, h, wd}, xv), make<float>({m, c / group, k, k}, wv)}, &out)
+          .ok());
   ASSERT_EQ(out.shape(), (std::vector<int64_t>{1, m, oh, 3}));
   const auto got = values<float>(out);
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
@@ -192,10 +194,11 @@ TEST(Conv, PointwiseWithBiasAndBatch) {
   const auto xv = iota_values(2 * 3 * 4, 0.5f);
   const std::vector<float> wv = {1, 2, 3, -1, 0, 1};
   Tensor out;
-  ASSERT_TRUE(run_op1("Conv", 11, {},
-                      {make<float>({2, 3, 2, 2}, xv), make<float>({2, 3, 1, 1}, wv), make<float>({2}, {10, 20})},
-                      &out)
-                  .ok());
+  ASSERT_TRUE(
+      run_op1("Conv", 11, {},
+              {make<float>({2, 3, 2, 2}, xv), make<float>({2, 3, 1, 1}, wv), make<float>({2}, {10, 20})},
+              &out)
+          .ok());
   const auto got = values<float>(out);
   for (int n = 0; n < 2; ++n) {
     for (int mo = 0; mo < 2; ++mo) {
@@ -223,11 +226,13 @@ TEST(Conv, BadAttributesAreInvalidArguments) {
   const std::vector<Tensor> in = {make<float>({1, 4, 5, 5}, std::vector<float>(100, 1.f)),
                                   make<float>({2, 4, 3, 3}, std::vector<float>(72, 1.f))};
   Tensor out;
-  EXPECT_EQ(run_op1("Conv", 17, {{"pads", ints_attr({1, 1})}}, in, &out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_op1("Conv", 17, {{"pads", ints_attr({1, 1})}}, in, &out).code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(run_op1("Conv", 17, {{"group", int_attr(3)}}, in, &out).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(run_op1("Conv", 17, {{"auto_pad", string_attr("SAME")}}, in, &out).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(run_op1("Conv", 17, {{"strides", ints_attr({0, 1})}}, in, &out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_op1("Conv", 17, {{"strides", ints_attr({0, 1})}}, in, &out).code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(run_op1("Conv", 17, {{"kernel_shape", ints_attr({2, 2})}}, in, &out).code(),
             StatusCode::kInvalidArgument);
   const std::vector<Tensor> tiny = {make<float>({1, 4, 2, 2}, std::vector<float>(16, 1.f)), in[1]};
@@ -237,10 +242,11 @@ TEST(Conv, BadAttributesAreInvalidArguments) {
 TEST(ConvTranspose, OutputPaddingAndBias) {
   // 1-D, stride 2, kernel 2: each input spreads over two outputs; output_padding adds one.
   Tensor out;
-  ASSERT_TRUE(run_op1("ConvTranspose", 17, {{"strides", ints_attr({2})}, {"output_padding", ints_attr({1})}},
-                      {make<float>({1, 1, 3}, {1, 2, 3}), make<float>({1, 1, 2}, {1, 10}), make<float>({1}, {100})},
-                      &out)
-                  .ok());
+  ASSERT_TRUE(
+      run_op1("ConvTranspose", 17, {{"strides", ints_attr({2})}, {"output_padding", ints_attr({1})}},
+              {make<float>({1, 1, 3}, {1, 2, 3}), make<float>({1, 1, 2}, {1, 10}), make<float>({1}, {100})},
+              &out)
+          .ok());
   EXPECT_EQ(values<float>(out), (std::vector<float>{101, 110, 102, 120, 103, 130, 100}));
 }
 
@@ -267,10 +273,11 @@ TEST(MaxPool, Int8AndMissingKernelShape) {
 
 TEST(AveragePool, DilationsCountOnlyRealTaps) {
   Tensor out;
-  ASSERT_TRUE(run_op1("AveragePool", 19,
-                      {{"kernel_shape", ints_attr({2})}, {"dilations", ints_attr({2})}, {"pads", ints_attr({1, 0})}},
-                      {make<float>({1, 1, 4}, {1, 2, 3, 4})}, &out)
-                  .ok());
+  ASSERT_TRUE(
+      run_op1("AveragePool", 19,
+              {{"kernel_shape", ints_attr({2})}, {"dilations", ints_attr({2})}, {"pads", ints_attr({1, 0})}},
+              {make<float>({1, 1, 4}, {1, 2, 3, 4})}, &out)
+          .ok());
   // Windows start at -1, 0, 1: taps {1}, {0, 2}, {1, 3} -> 2, 2, 3.
   EXPECT_EQ(values<float>(out), (std::vector<float>{2, 2, 3}));
 }

@@ -27,10 +27,16 @@ void im2col(const T* image, int64_t channels, const ColGeometry& g, T* col);
 template <class T>
 void col2im(const T* col, int64_t channels, const ColGeometry& g, T* image);
 
+// One channel of a depthwise convolution (one input and one output channel per group):
+// out[p] += sum_k weights[k] * image[coordinate of window p at offset k]. Cheaper than a
+// GEMM with a single row.
+template <class T>
+void depthwise_accumulate(const T* image, const ColGeometry& g, const T* weights, T* out);
+
 // C = alpha * op(A) * op(B) + beta * C, row major (cblas_sgemm / cblas_dgemm).
 template <class T>
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
-          int64_t ldb, T beta, T* c, int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
 
 void register_conv_kernels(KernelRegistry& r);
 void register_pool_kernels(KernelRegistry& r);

@@ -13,12 +13,18 @@ namespace {
 
 using ComputeTypes = TypeList<float, double>;
 
-bool is_small_float(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+bool is_small_float(DType t) {
+  return t == DType::kFloat16 || t == DType::kBFloat16;
+}
 
 // The tensor in the dtype the kernel computes in: float for fp16/bf16, unchanged otherwise.
-Tensor to_compute(const Tensor& t) { return is_small_float(t.dtype()) ? t.to(DType::kFloat32) : t; }
+Tensor to_compute(const Tensor& t) {
+  return is_small_float(t.dtype()) ? t.to(DType::kFloat32) : t;
+}
 
-std::vector<int64_t> spatial(const Tensor& t) { return {t.shape().begin() + 2, t.shape().end()}; }
+std::vector<int64_t> spatial(const Tensor& t) {
+  return {t.shape().begin() + 2, t.shape().end()};
+}
 
 // What both convolutions need: the resolved window and the channel bookkeeping.
 struct ConvProblem {
@@ -29,8 +35,9 @@ struct ConvProblem {
 Status resolve_problem(const KernelContext& ctx, bool transpose, ConvProblem* p) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
-  KILN_ENSURE(x.rank() >= 3 && w.rank() == x.rank(), "X {} and W {} must be [N, C, spatial...] of the same rank",
-              shape_to_string(x.shape()), shape_to_string(w.shape()));
+  KILN_ENSURE(x.rank() >= 3 && w.rank() == x.rank(),
+              "X {} and W {} must be [N, C, spatial...] of the same rank", shape_to_string(x.shape()),
+              shape_to_string(w.shape()));
   ops::WindowAttrs a;
   KILN_RETURN_IF_ERROR(ops::read_window_attrs(ctx.node(), x.rank() - 2, &a));
   const std::vector<int64_t> kernel = a.kernel.empty() ? spatial(w) : a.kernel;
@@ -41,21 +48,21 @@ Status resolve_problem(const KernelContext& ctx, bool transpose, ConvProblem* p)
   KILN_ENSURE(p->group >= 1 && p->in_channels % p->group == 0, "X has {} channels, not divisible by group {}",
               p->in_channels, p->group);
   if (transpose) {
-    KILN_ENSURE(w.dim(0) == p->in_channels, "W {} must have {} input channels like X", shape_to_string(w.shape()),
-                p->in_channels);
+    KILN_ENSURE(w.dim(0) == p->in_channels, "W {} must have {} input channels like X",
+                shape_to_string(w.shape()), p->in_channels);
     p->out_channels = w.dim(1) * p->group;
     KILN_RETURN_IF_ERROR(ops::resolve_transpose_window(a, kernel, spatial(x), &p->win));
   } else {
     KILN_ENSURE(w.dim(1) * p->group == p->in_channels && w.dim(0) % p->group == 0,
-                "W {} does not fit X with {} channels and group {}", shape_to_string(w.shape()), p->in_channels,
-                p->group);
+                "W {} does not fit X with {} channels and group {}", shape_to_string(w.shape()),
+                p->in_channels, p->group);
     p->out_channels = w.dim(0);
     KILN_RETURN_IF_ERROR(ops::resolve_window(a, kernel, spatial(x), &p->win));
   }
   if (ctx.has_input(2)) {
     const Tensor& b = ctx.input(2);
-    KILN_ENSURE(b.rank() == 1 && b.dim(0) == p->out_channels, "bias B {} must be [{}]", shape_to_string(b.shape()),
-                p->out_channels);
+    KILN_ENSURE(b.rank() == 1 && b.dim(0) == p->out_channels, "bias B {} must be [{}]",
+                shape_to_string(b.shape()), p->out_channels);
   }
   return Status::OK();
 }
@@ -84,7 +91,12 @@ bool is_pointwise(const ops::Window& w) {
 template <class T>
 void conv_forward(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y) {
   const ops::Window& win = p.win;
-  const ColGeometry geo{win.nsp, win.in, win.out, win.kernel, win.strides, win.dilations,
+  const ColGeometry geo{win.nsp,
+                        win.in,
+                        win.out,
+                        win.kernel,
+                        win.strides,
+                        win.dilations,
                         {win.pads.begin(), win.pads.begin() + win.nsp}};
   const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
   const int64_t rows = cg * geo.kernel_size();  // GEMM reduction length
@@ -97,9 +109,13 @@ void conv_forward(const ConvProblem& p, const T* x, const T* w, const T* bias, T
       T* yg = y + (n * p.out_channels + g * mg) * out_size;
       if (bias) fill_bias(bias + g * mg, mg, out_size, yg);
       if (rows == 0 || out_size == 0 || mg == 0) continue;
+      if (cg == 1 && mg == 1 && !pointwise) {
+        depthwise_accumulate(xg, geo, w + g * rows, yg);
+        continue;
+      }
       if (!pointwise) im2col(xg, cg, geo, col.data());
-      gemm<T>(false, false, mg, out_size, rows, T(1), w + g * mg * rows, rows, pointwise ? xg : col.data(), out_size,
-              bias ? T(1) : T(0), yg, out_size);
+      gemm<T>(false, false, mg, out_size, rows, T(1), w + g * mg * rows, rows, pointwise ? xg : col.data(),
+              out_size, bias ? T(1) : T(0), yg, out_size);
     }
   }
 }
@@ -108,7 +124,12 @@ template <class T>
 void conv_transpose_forward(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y) {
   const ops::Window& win = p.win;
   // The output is the image the (transposed) windows scatter into; the input is their grid.
-  const ColGeometry geo{win.nsp, win.out, win.in, win.kernel, win.strides, win.dilations,
+  const ColGeometry geo{win.nsp,
+                        win.out,
+                        win.in,
+                        win.kernel,
+                        win.strides,
+                        win.dilations,
                         {win.pads.begin(), win.pads.begin() + win.nsp}};
   const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
   const int64_t rows = mg * geo.kernel_size();

@@ -140,7 +140,9 @@ void pool_planes(const T* x, int64_t planes, const ops::Window& w, R& r, T* y, i
   }
 }
 
-std::vector<int64_t> spatial(const Tensor& t) { return {t.shape().begin() + 2, t.shape().end()}; }
+std::vector<int64_t> spatial(const Tensor& t) {
+  return {t.shape().begin() + 2, t.shape().end()};
+}
 
 // A global pool is a window pool whose one window covers the whole plane.
 ops::Window global_window(const Tensor& x) {
