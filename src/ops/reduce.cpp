@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "ops/op_schema.h"
 #include "ops/shape_util.h"
+#include "ops/tensor.h"
 
 namespace kiln::ops {
 
@@ -38,15 +39,6 @@ std::vector<int64_t> reduced_shape(const std::vector<int64_t>& in, const ReduceA
     }
   }
   return out;
-}
-
-void ints_attribute_to_input(ir::Node& node, ir::Graph& g, const std::string& attr, size_t index) {
-  const std::string base = node.name.empty() && node.output(0) ? node.output(0)->name : node.name;
-  ir::Value* v = g.add_constant(base + "_" + attr, ints_to_tensor(node.attr_ints(attr)));
-  if (node.inputs.size() <= index) node.inputs.resize(index + 1, nullptr);
-  node.inputs[index] = v;
-  v->consumers.push_back(&node);
-  node.attrs.erase(attr);
 }
 
 namespace {
@@ -106,7 +98,7 @@ void add_reduce(OpRegistry& r, const std::string& op, int axes_input_since, bool
                    return invalid_argument("axes is an input, not an attribute, since opset {}",
                                            axes_input_since);
                  }
-                 ints_attribute_to_input(node, g, "axes", 1);
+                 attribute_to_input(node, g, "axes", 1, ints_to_tensor(node.attr_ints("axes")));
                }
                return Status::OK();
              },

@@ -24,8 +24,4 @@ Status resolve_reduce_axes(const ir::Node& node, const Tensor* axes, int rank, R
 // Output shape of a reduction (keepdims keeps reduced dims as 1, otherwise drops them).
 std::vector<int64_t> reduced_shape(const std::vector<int64_t>& in, const ReduceAxes& axes, bool keepdims);
 
-// Moves an attribute `attr` (a list of ints) of an older-opset node into input `index` as a
-// constant int64 tensor, the form newer opsets use.
-void ints_attribute_to_input(ir::Node& node, ir::Graph& g, const std::string& attr, size_t index);
-
 }  // namespace kiln::ops

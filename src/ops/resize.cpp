@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "ops/op_schema.h"
 #include "ops/shape_util.h"
+#include "ops/tensor.h"
 
 namespace kiln::ops {
 
@@ -143,10 +144,8 @@ Status canonicalize_upsample(ir::Node& node, ir::Graph& g) {
     const std::vector<float> s = node.attr_floats("scales");
     Tensor t(DType::kFloat32, {static_cast<int64_t>(s.size())});
     std::copy(s.begin(), s.end(), t.data_as<float>());
-    const std::string base = node.name.empty() && node.output(0) ? node.output(0)->name : node.name;
-    scales = g.add_constant(base + "_scales", std::move(t));
-    scales->consumers.push_back(&node);
-    node.attrs.erase("scales");
+    attribute_to_input(node, g, "scales", 1, std::move(t));
+    scales = node.input(1);
   }
   KILN_ENSURE(scales != nullptr, "Upsample needs scales");
   if (node.attr_s("mode", "nearest") == "bilinear") set_string_attr(node, "mode", "linear");
