@@ -50,7 +50,7 @@ Status plan_resize(const ir::Node& node, const std::vector<int64_t>& in, const T
     KILN_RETURN_IF_ERROR(tensor_to_doubles(*scales, &s));
     KILN_ENSURE(s.size() == k, "scales has {} values, expected {}", s.size(), k);
     for (size_t j = 0; j < k; ++j) {
-      KILN_ENSURE(s[j] > 0, "scales must be positive, got {}", s[j]);
+      KILN_ENSURE(s[j] > 0 && std::isfinite(s[j]), "scales must be positive and finite, got {}", s[j]);
       ResizeDim& d = (*dims)[axes[j]];
       d.scale = s[j];
       // In float, like the ONNX reference and ONNX Runtime (0.7f * 10 is 7 in float, not 6).
