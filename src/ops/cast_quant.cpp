@@ -76,7 +76,16 @@ Status check_cast_attrs(const ir::Node& node) {
   return Status::OK();
 }
 
+// A malformed model may omit a required input; report it rather than crash.
+Status require_inputs(const InferContext& ctx, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (!ctx.has_input(i)) return invalid_argument("{} needs at least {} inputs; input {} is missing", ctx.node.op_type, n, i);
+  }
+  return Status::OK();
+}
+
 Status infer_cast(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(require_inputs(ctx, 1));
   KILN_RETURN_IF_ERROR(check_cast_attrs(ctx.node));
   DType to = DType::kUndefined;
   KILN_RETURN_IF_ERROR(dtype_attr(ctx.node, "to", &to));
@@ -85,6 +94,7 @@ Status infer_cast(InferContext& ctx) {
 }
 
 Status infer_cast_like(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(require_inputs(ctx, 2));
   KILN_RETURN_IF_ERROR(check_cast_attrs(ctx.node));
   set_output(ctx, 0, ctx.input_type(1).dtype, ctx.input_type(0).shape);
   return Status::OK();
@@ -139,6 +149,7 @@ Status quantize_output_type(const InferContext& ctx, DType* out) {
 }
 
 Status infer_quantize(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(require_inputs(ctx, 2));
   const std::initializer_list<DType> x_types = {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32};
   KILN_RETURN_IF_ERROR(expect_dtype(ctx, 0, x_types));
   KILN_RETURN_IF_ERROR(expect_dtype(ctx, 1, x_types));
@@ -159,6 +170,7 @@ Status infer_quantize(InferContext& ctx) {
 }
 
 Status infer_dequantize(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(require_inputs(ctx, 2));
   KILN_RETURN_IF_ERROR(expect_dtype(ctx, 0,
                                     {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32,
                                      DType::kFloat8E4M3FN, DType::kFloat8E5M2}));

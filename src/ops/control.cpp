@@ -30,6 +30,7 @@ Status infer_if(InferContext& ctx) {
     return invalid_argument("If has {} outputs but then_branch has {} and else_branch {}", n, then_g->outputs.size(),
                             else_g->outputs.size());
   }
+  if (!ctx.has_input(0)) return invalid_argument("If needs a condition input");
   KILN_RETURN_IF_ERROR(expect_dtype(ctx, 0, {DType::kBool}));
   if (ctx.input_type(0).is_concrete()) {
     const int64_t numel = Tensor::numel_of(ctx.input_type(0).concrete());

@@ -151,8 +151,13 @@ ir::Dim x_dim(const InferContext& ctx, int i) {
 
 Status infer_rnn(InferContext& ctx, RnnKind kind) {
   const int expected_inputs = kind == RnnKind::kLstm ? 8 : 6;
-  if (ctx.num_inputs() < 3 || ctx.num_inputs() > expected_inputs || !ctx.has_input(kW) || !ctx.has_input(kR)) {
+  if (ctx.num_inputs() < 3 || ctx.num_inputs() > expected_inputs || !ctx.has_input(kX) || !ctx.has_input(kW) ||
+      !ctx.has_input(kR)) {
     return invalid_argument("{} takes X, W, R and up to {} optional inputs", ctx.node.op_type, expected_inputs - 3);
+  }
+  const int max_outputs = kind == RnnKind::kLstm ? 3 : 2;
+  if (ctx.num_outputs() > max_outputs) {
+    return invalid_argument("{} has at most {} outputs, got {}", ctx.node.op_type, max_outputs, ctx.num_outputs());
   }
   KILN_RETURN_IF_ERROR(expect_dtype(ctx, kX, {DType::kFloat32, DType::kFloat64, DType::kFloat16}));
   for (int i = 1; i < ctx.num_inputs(); ++i) {
