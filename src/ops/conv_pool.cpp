@@ -67,6 +67,19 @@ Status check_nc_input(const InferContext& ctx, bool* has_rank) {
   return Status::OK();
 }
 
+// The optional bias (input 2) is [C_out] of X's dtype.
+Status check_bias(const InferContext& ctx, const ir::Dim& m) {
+  if (!ctx.has_input(2)) return Status::OK();
+  const ir::TensorType& b = ctx.input_type(2);
+  KILN_ENSURE(b.dtype == ctx.input_type(0).dtype, "bias B has dtype {}, expected {} like X",
+              dtype_name(b.dtype), dtype_name(ctx.input_type(0).dtype));
+  if (!b.has_rank()) return Status::OK();
+  KILN_ENSURE(b.rank() == 1, "bias B has rank {}, expected 1", b.rank());
+  KILN_ENSURE(!m.known() || !(*b.shape)[0].known() || (*b.shape)[0].value == m.value,
+              "bias B has {} entries, expected {}", (*b.shape)[0].value, m.value);
+  return Status::OK();
+}
+
 // --- Conv -------------------------------------------------------------------------------------
 
 // Conv and ConvTranspose share the kernel-size lookup: kernel_shape, else W's spatial dims.
@@ -109,12 +122,7 @@ Status infer_conv(InferContext& ctx) {
                   a.kernel[d], wk[d]);
     }
   }
-  if (ctx.has_input(2) && ctx.input_type(2).has_rank()) {
-    const auto& b = ctx.input_type(2);
-    KILN_ENSURE(b.rank() == 1, "bias B has rank {}, expected 1", b.rank());
-    KILN_ENSURE(!m.known() || !(*b.shape)[0].known() || (*b.shape)[0].value == m.value,
-                "bias B has {} entries, expected {}", (*b.shape)[0].value, m.value);
-  }
+  KILN_RETURN_IF_ERROR(check_bias(ctx, m));
 
   const std::vector<int64_t> kernel = conv_kernel(a, w);
   std::vector<int64_t> out(a.nsp, -1);
@@ -168,12 +176,7 @@ Status infer_conv_transpose(InferContext& ctx) {
     KILN_ENSURE(c < 0 || wc < 0 || c == wc, "W has {} input channels, expected {} like X", wc, c);
     KILN_ENSURE(c < 0 || c % group == 0, "X has {} channels, not divisible by group {}", c, group);
   }
-  if (ctx.has_input(2) && ctx.input_type(2).has_rank()) {
-    const auto& b = ctx.input_type(2);
-    KILN_ENSURE(b.rank() == 1, "bias B has rank {}, expected 1", b.rank());
-    KILN_ENSURE(!m.known() || !(*b.shape)[0].known() || (*b.shape)[0].value == m.value,
-                "bias B has {} entries, expected {}", (*b.shape)[0].value, m.value);
-  }
+  KILN_RETURN_IF_ERROR(check_bias(ctx, m));
   const std::vector<int64_t> kernel = conv_kernel(a, w);
   std::vector<int64_t> out(a.nsp, -1);
   if (all_known(kernel)) {
