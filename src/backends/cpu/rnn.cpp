@@ -100,6 +100,7 @@ struct StepState {
   std::vector<T> h, c;      // [batch, hidden]
   std::vector<T> gates;     // [batch, gates*hidden]: input projection (+ biases) of this step
   std::vector<bool> active;  // batch rows whose sequence covers this step
+  std::vector<T> rec, scratch;  // cell-specific buffers, kept across steps to avoid reallocation
 };
 
 // GRU with linear_before_reset keeps the recurrence bias of the h gate out of the input
@@ -152,9 +153,11 @@ void gru_step(const RnnData<T>& p, int d, StepState<T>& s) {
   const RnnActivation& g = p.cfg.activation(d, 1);
   // Recurrent products of z and r (and of h with linear_before_reset), [batch, 2H or 3H].
   const int64_t rec_cols = p.cfg.linear_before_reset ? G : 2 * H;
-  std::vector<T> rec(static_cast<size_t>(p.batch * rec_cols));
+  std::vector<T>& rec = s.rec;
+  rec.resize(static_cast<size_t>(p.batch * rec_cols));
   gemm_nt<T>(p.batch, rec_cols, H, s.h.data(), H, r, H, T(0), rec.data(), rec_cols);
-  std::vector<T> reset_h(static_cast<size_t>(p.batch * H), T(0));  // r (.) h_{t-1}
+  std::vector<T>& reset_h = s.scratch;  // r (.) h_{t-1}
+  reset_h.assign(static_cast<size_t>(p.batch * H), T(0));
   for (int64_t b = 0; b < p.batch; ++b) {
     if (!s.active[b]) continue;
     T* zr = &s.gates[b * G];
@@ -194,7 +197,8 @@ void lstm_step(const RnnData<T>& p, int d, StepState<T>& s) {
   const RnnActivation& g = p.cfg.activation(d, 1);
   const RnnActivation& h_act = p.cfg.activation(d, 2);
   const T* peep = p.peep ? p.peep + d * 3 * H : nullptr;
-  std::vector<T> cell_out(static_cast<size_t>(H));
+  std::vector<T>& cell_out = s.scratch;  // h(C_t)
+  cell_out.resize(static_cast<size_t>(H));
   for (int64_t b = 0; b < p.batch; ++b) {
     if (!s.active[b]) continue;
     T* gi = &s.gates[b * G];
