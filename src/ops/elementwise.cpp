@@ -51,6 +51,16 @@ Status infer_broadcast(InferContext& ctx, const std::vector<int>& inputs, DType 
   return Status::OK();
 }
 
+OpSchema make_schema(std::string op_type, std::function<Status(InferContext&)> infer,
+                     std::vector<std::string> attributes, std::function<Status(ir::Node&, ir::Graph&)> canonicalize) {
+  OpSchema s;
+  s.op_type = std::move(op_type);
+  s.attributes = std::move(attributes);
+  s.canonicalize = std::move(canonicalize);
+  s.infer = std::move(infer);
+  return s;
+}
+
 OpSchema unary_schema(std::string op_type, std::vector<DType> allowed, std::vector<std::string> attributes,
                       DType out) {
   OpSchema s;

@@ -2,6 +2,8 @@
 // schemas (which reject other dtypes) and the kernels of every backend (which instantiate
 // exactly these types), so the two can never disagree.
 #pragma once
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "core/dispatch.h"
@@ -22,12 +24,6 @@ using PowBaseTypes = TypeList<float, double, float16, bfloat16, int32_t, int64_t
 using PowExponentTypes = NumericTypes;
 // IsNaN / IsInf accept the fp8 formats as well.
 using IsNaNTypes = FloatTypes;
-
-// True when `t` is one of List's dtypes.
-template <class List>
-bool dtype_in(DType t) {
-  return dispatch<List>(t, [](auto) {});
-}
 
 template <class... Ts>
 std::vector<DType> dtypes_of(TypeList<Ts...>) {
@@ -51,6 +47,11 @@ Status check_same_dtype(const InferContext& ctx, int i, int j);
 
 // Output 0 gets dtype `out` and the multidirectional broadcast of `inputs`' shapes.
 Status infer_broadcast(InferContext& ctx, const std::vector<int>& inputs, DType out);
+
+// A schema with the given inference and accepted attributes.
+OpSchema make_schema(std::string op_type, std::function<Status(InferContext&)> infer,
+                     std::vector<std::string> attributes = {},
+                     std::function<Status(ir::Node&, ir::Graph&)> canonicalize = nullptr);
 
 // Schema of an op whose output has its input's shape and dtype (or `out` when given).
 OpSchema unary_schema(std::string op_type, std::vector<DType> allowed, std::vector<std::string> attributes = {},

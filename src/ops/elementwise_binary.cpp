@@ -99,9 +99,9 @@ void register_binary_ops(OpRegistry& r) {
   OpSchema shift = broadcast_schema("BitShift", dtypes_of(UnsignedIntTypes{}), 2, 2, false, {"direction"});
   shift.canonicalize = canonicalize_bitshift;
   r.add(std::move(shift));
-  r.add({.op_type = "Pow", .infer = infer_pow});
-  r.add({.op_type = "PRelu", .infer = infer_prelu});
-  r.add({.op_type = "Where", .infer = infer_where});
+  r.add(make_schema("Pow", infer_pow));
+  r.add(make_schema("PRelu", infer_prelu));
+  r.add(make_schema("Where", infer_where));
 }
 
 }  // namespace kiln::ops

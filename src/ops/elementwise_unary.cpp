@@ -64,7 +64,7 @@ void register_unary_ops(OpRegistry& r) {
   r.add(unary_schema("BitwiseNot", dtypes_of(IntTypes{})));
   r.add(unary_schema("IsNaN", dtypes_of(IsNaNTypes{}), {}, DType::kBool));
   r.add(unary_schema("IsInf", dtypes_of(IsNaNTypes{}), {"detect_negative", "detect_positive"}, DType::kBool));
-  r.add({.op_type = "Clip", .attributes = {"min", "max"}, .canonicalize = canonicalize_clip, .infer = infer_clip});
+  r.add(elementwise::make_schema("Clip", infer_clip, {"min", "max"}, canonicalize_clip));
 }
 
 }  // namespace kiln::ops
