@@ -136,6 +136,17 @@ bool optional_ints(const InferContext& ctx, int i, std::vector<int64_t>* out) {
   return !ctx.has_input(i) || input_ints(ctx, i, out);
 }
 
+// The axes a Slice with unknown bounds may change: its axes when known, else (no axes input)
+// the first len(starts) axes, else all of them.
+std::vector<int64_t> possibly_sliced_axes(const InferContext& ctx, int rank, bool axes_known,
+                                          const std::vector<int64_t>& axes) {
+  std::vector<int64_t> result;
+  if (axes_known && !axes.empty() && normalize_axes(axes, rank, &result).ok()) return result;
+  const int64_t n = axes_known && axes.empty() ? input_length(ctx, 1) : -1;
+  for (int64_t a = 0; a < (n >= 0 ? std::min<int64_t>(n, rank) : rank); ++a) result.push_back(a);
+  return result;
+}
+
 Status infer_slice(InferContext& ctx) {
   const ir::TensorType& in = ctx.input_type(0);
   if (!in.has_rank()) {
@@ -148,15 +159,7 @@ Status infer_slice(InferContext& ctx) {
   std::vector<ir::Dim> out = *in.shape;
   if (!input_ints(ctx, 1, &starts) || !input_ints(ctx, 2, &ends) || !optional_ints(ctx, 4, &steps) ||
       !axes_known) {
-    // Only the sliced axes change; without known axes that may be any of them.
-    std::vector<int64_t> norm;
-    if (axes_known && !axes.empty() && normalize_axes(axes, in.rank(), &norm).ok()) {
-      for (int64_t a : norm) out[a] = ir::Dim();
-    } else if (!(axes_known && axes.empty() && input_length(ctx, 1) >= 0)) {
-      out = unknown_dims(in.rank());
-    } else {
-      for (int64_t a = 0; a < std::min<int64_t>(input_length(ctx, 1), in.rank()); ++a) out[a] = ir::Dim();
-    }
+    for (int64_t a : possibly_sliced_axes(ctx, in.rank(), axes_known, axes)) out[a] = ir::Dim();
     set_output(ctx, 0, in.dtype, out);
     return Status::OK();
   }
