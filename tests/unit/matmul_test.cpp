@@ -133,6 +133,16 @@ TEST(MatMul, BFloat16GoesThroughFloat) {
   EXPECT_EQ(static_cast<float>(values<bfloat16>(out)[0]), 11.0f);
 }
 
+TEST(MatMul, EmptyInnerDimGivesZeros) {
+  Tensor out;
+  ASSERT_TRUE(run_op1("MatMul", 13, {}, {make<float>({2, 0}, {}), make<float>({0, 3}, {})}, &out).ok());
+  EXPECT_EQ(values<float>(out), std::vector<float>(6, 0.0f));
+  ASSERT_TRUE(run_op1("Gemm", 13, {{"beta", float_attr(2)}},
+                      {make<double>({1, 0}, {}), make<double>({0, 2}, {}), make<double>({2}, {1, 2})}, &out)
+                  .ok());
+  EXPECT_EQ(values<double>(out), (std::vector<double>{2, 4}));
+}
+
 TEST(MatMul, ReportsMismatchedInnerDims) {
   Tensor out;
   Status s = run_op1("MatMul", 13, {}, {make<float>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({2, 2}, {1, 2, 3, 4})},

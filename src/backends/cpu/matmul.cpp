@@ -9,10 +9,20 @@
 #include "ops/shape_util.h"
 
 namespace kiln::cpu {
+namespace {
+
+// BLAS rejects k = 0 (its leading dimensions would be 0); the product is then empty.
+template <class T>
+void scale(int64_t count, T beta, T* c) {
+  for (int64_t i = 0; i < count; ++i) c[i] = beta == T(0) ? T(0) : beta * c[i];
+}
+
+}  // namespace
 
 void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, const float* b,
                float beta, float* c) {
   if (m == 0 || n == 0) return;
+  if (k == 0) return scale(m * n, beta, c);
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
               ta ? m : k, b, tb ? k : n, beta, c, n);
 }
@@ -20,6 +30,7 @@ void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, c
 void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, const double* b,
                double beta, double* c) {
   if (m == 0 || n == 0) return;
+  if (k == 0) return scale(m * n, beta, c);
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
               ta ? m : k, b, tb ? k : n, beta, c, n);
 }
