@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/tensor_info.h"
 #include "core/error.h"
 #include "onnx/importer.h"
 #include "ops/op_schema.h"
@@ -9,20 +10,6 @@
 
 namespace kiln {
 namespace {
-
-TensorInfo info_of(const ir::Value& v) {
-  TensorInfo i;
-  i.name = v.name;
-  i.dtype = v.type.dtype;
-  i.has_shape = v.type.has_rank();
-  if (v.type.shape) {
-    for (const ir::Dim& d : *v.type.shape) {
-      i.shape.push_back(d.known() ? d.value : -1);
-      i.dim_names.push_back(d.symbol);
-    }
-  }
-  return i;
-}
 
 // Gives graph input `v` the concrete shape the user asked for, or its declared shape with
 // dynamic dims taken as 1. An input of unknown rank keeps its type (its consumers' cost
@@ -131,15 +118,15 @@ Status inspect_impl(const std::string& path, const std::map<std::string, std::ve
     }
   }
   for (ir::Value* v : g->inputs) {
-    s->inputs.push_back(info_of(*v));
+    s->inputs.push_back(tensor_info_of(*v));
     auto it = shapes.find(v->name);
     s->input_shapes.emplace_back();
     KILN_RETURN_IF_ERROR(concretize_input(*v, it == shapes.end() ? nullptr : &it->second, &s->input_shapes.back()));
   }
   // Declared output types, before inference replaces them.
-  for (const ir::Value* v : g->outputs) s->outputs.push_back(info_of(*v));
+  for (const ir::Value* v : g->outputs) s->outputs.push_back(tensor_info_of(*v));
   KILN_RETURN_IF_ERROR(runtime::infer_graph_types(*g));
-  for (const ir::Value* v : g->outputs) s->inferred_outputs.push_back(info_of(*v));
+  for (const ir::Value* v : g->outputs) s->inferred_outputs.push_back(tensor_info_of(*v));
   s->opsets = g->opsets;
 
   std::map<std::string, OpCostSummary> by_op;

@@ -1,5 +1,6 @@
 #include "kiln/session.h"
 
+#include "api/tensor_info.h"
 #include "core/error.h"
 #include "ir/verifier.h"
 #include "onnx/importer.h"
@@ -9,25 +10,11 @@
 namespace kiln {
 namespace {
 
-TensorInfo info_of(const ir::Value& v) {
-  TensorInfo i;
-  i.name = v.name;
-  i.dtype = v.type.dtype;
-  i.has_shape = v.type.has_rank();
-  if (v.type.shape) {
-    for (const ir::Dim& d : *v.type.shape) {
-      i.shape.push_back(d.known() ? d.value : -1);
-      i.dim_names.push_back(d.symbol);
-    }
-  }
-  return i;
-}
-
 class CpuSession final : public Session {
  public:
   explicit CpuSession(std::unique_ptr<ir::Graph> g) : graph_(std::move(g)), executor_(*graph_) {
-    for (const ir::Value* v : graph_->inputs) inputs_.push_back(info_of(*v));
-    for (const ir::Value* v : graph_->outputs) outputs_.push_back(info_of(*v));
+    for (const ir::Value* v : graph_->inputs) inputs_.push_back(tensor_info_of(*v));
+    for (const ir::Value* v : graph_->outputs) outputs_.push_back(tensor_info_of(*v));
   }
   const std::vector<TensorInfo>& inputs() const override { return inputs_; }
   const std::vector<TensorInfo>& outputs() const override { return outputs_; }
@@ -49,7 +36,7 @@ class CpuSession final : public Session {
 
 Status load_impl(const std::string& path, const SessionOptions& options, std::unique_ptr<Session>* session) {
   if (options.backend != "auto" && options.backend != "cpu") {
-    if (options.backend == "cuda") return unsupported("backend 'cuda' is not available in this build");
+    if (options.backend == "cuda") return unsupported("backend 'cuda' is not implemented yet (CPU only so far)");
     return invalid_argument("unknown backend '{}' (expected auto, cpu or cuda)", options.backend);
   }
   std::unique_ptr<ir::Graph> g;

@@ -30,8 +30,10 @@ Status broadcast_types(const std::vector<const ir::TensorType*>& in, std::vector
         o = d;
       } else if (d.known() && o.known()) {
         if (d.value != o.value) {
-          return invalid_argument("shapes {} cannot be broadcast together ({} vs {} at dim {})",
-                                  t->to_string(), d.value, o.value, off + i);
+          std::string all;
+          for (const auto* u : in) all += (all.empty() ? "" : " and ") + u->to_string();
+          return invalid_argument("shapes {} cannot be broadcast together ({} vs {} at dim {})", all,
+                                  d.value, o.value, off + i);
         }
       } else if (d.known()) {
         o = d;  // an unknown dim that is not 1 must equal the known one
@@ -55,7 +57,9 @@ Status broadcast_shapes(const std::vector<std::vector<int64_t>>& in, std::vector
       if (o == 1) {
         o = s[i];
       } else if (o != s[i]) {
-        return invalid_argument("shapes {} cannot be broadcast to {}", shape_to_string(s), shape_to_string(*out));
+        std::string all;
+        for (const auto& u : in) all += (all.empty() ? "" : " and ") + shape_to_string(u);
+        return invalid_argument("shapes {} cannot be broadcast together", all);
       }
     }
   }
