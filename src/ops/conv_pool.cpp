@@ -67,13 +67,10 @@ Status check_nc_input(const InferContext& ctx, bool* has_rank) {
   return Status::OK();
 }
 
-// The optional bias (input 2) is [C_out] of X's dtype.
-Status check_bias(const InferContext& ctx, const ir::Dim& m) {
-  if (!ctx.has_input(2)) return Status::OK();
-  const ir::TensorType& b = ctx.input_type(2);
-  KILN_ENSURE(b.dtype == ctx.input_type(0).dtype, "bias B has dtype {}, expected {} like X",
-              dtype_name(b.dtype), dtype_name(ctx.input_type(0).dtype));
-  if (!b.has_rank()) return Status::OK();
+// The optional bias (input `slot`) is [C_out].
+Status check_bias(const InferContext& ctx, int slot, const ir::Dim& m) {
+  if (slot < 0 || !ctx.has_input(slot) || !ctx.input_type(slot).has_rank()) return Status::OK();
+  const ir::TensorType& b = ctx.input_type(slot);
   KILN_ENSURE(b.rank() == 1, "bias B has rank {}, expected 1", b.rank());
   KILN_ENSURE(!m.known() || !(*b.shape)[0].known() || (*b.shape)[0].value == m.value,
               "bias B has {} entries, expected {}", (*b.shape)[0].value, m.value);
@@ -90,15 +87,24 @@ std::vector<int64_t> conv_kernel(const WindowAttrs& a, const ir::TensorType& w) 
   return k;
 }
 
-Status infer_conv(InferContext& ctx) {
-  KILN_RETURN_IF_ERROR(expect_dtype(ctx, 0, kFloatDTypes));
+}  // namespace
+
+Cost conv_cost(const CostContext& c, int w_slot) {
+  // MACs = N * C_out * prod(out spatial) * (C_in / group) * prod(kernel); W is [C_out, C_in/group, k...].
+  const std::vector<int64_t> w = c.input_types[w_slot]->concrete();
+  const std::vector<int64_t> y = c.output_types[0]->concrete();
+  Cost cost;
+  cost.macs = product(y) * product(w, 1);
+  cost.bytes = io_bytes(c);
+  return cost;
+}
+
+Status infer_conv_shape(InferContext& ctx, int w_slot, int b_slot, DType out_dtype) {
   const ir::TensorType& x = ctx.input_type(0);
-  const ir::TensorType& w = ctx.input_type(1);
-  KILN_ENSURE(w.dtype == x.dtype, "W has dtype {}, expected {} like X", dtype_name(w.dtype),
-              dtype_name(x.dtype));
+  const ir::TensorType& w = ctx.input_type(w_slot);
   const int rank = x.has_rank() ? x.rank() : w.rank();
   if (rank < 0) {
-    set_output(ctx, 0, x.dtype, std::nullopt);
+    set_output(ctx, 0, out_dtype, std::nullopt);
     return Status::OK();
   }
   KILN_ENSURE(rank >= 3, "X has rank {}, expected [N, C, spatial...] with rank >= 3", rank);
@@ -122,7 +128,7 @@ Status infer_conv(InferContext& ctx) {
                   a.kernel[d], wk[d]);
     }
   }
-  KILN_RETURN_IF_ERROR(check_bias(ctx, m));
+  KILN_RETURN_IF_ERROR(check_bias(ctx, b_slot, m));
 
   const std::vector<int64_t> kernel = conv_kernel(a, w);
   std::vector<int64_t> out(a.nsp, -1);
@@ -133,18 +139,20 @@ Status infer_conv(InferContext& ctx) {
     out = win.out;
   }
   const ir::Dim n = x.has_rank() ? (*x.shape)[0] : ir::Dim();
-  set_output(ctx, 0, x.dtype, nc_spatial(n, m, out));
+  set_output(ctx, 0, out_dtype, nc_spatial(n, m, out));
   return Status::OK();
 }
 
-Cost conv_cost(const CostContext& c) {
-  // MACs = N * C_out * prod(out spatial) * (C_in / group) * prod(kernel); W is [C_out, C_in/group, k...].
-  const std::vector<int64_t> w = c.input_types[1]->concrete();
-  const std::vector<int64_t> y = c.output_types[0]->concrete();
-  Cost cost;
-  cost.macs = product(y) * product(w, 1);
-  cost.bytes = io_bytes(c);
-  return cost;
+namespace {
+
+Status infer_conv(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(expect_dtype(ctx, 0, kFloatDTypes));
+  const DType t = ctx.input_type(0).dtype;
+  KILN_ENSURE(ctx.input_type(1).dtype == t, "W has dtype {}, expected {} like X",
+              dtype_name(ctx.input_type(1).dtype), dtype_name(t));
+  KILN_ENSURE(!ctx.has_input(2) || ctx.input_type(2).dtype == t, "bias B has dtype {}, expected {} like X",
+              dtype_name(ctx.input_type(2).dtype), dtype_name(t));
+  return infer_conv_shape(ctx, 1, 2, t);
 }
 
 // --- ConvTranspose ----------------------------------------------------------------------------
@@ -176,7 +184,10 @@ Status infer_conv_transpose(InferContext& ctx) {
     KILN_ENSURE(c < 0 || wc < 0 || c == wc, "W has {} input channels, expected {} like X", wc, c);
     KILN_ENSURE(c < 0 || c % group == 0, "X has {} channels, not divisible by group {}", c, group);
   }
-  KILN_RETURN_IF_ERROR(check_bias(ctx, m));
+  KILN_ENSURE(!ctx.has_input(2) || ctx.input_type(2).dtype == x.dtype,
+              "bias B has dtype {}, expected {} like X", dtype_name(ctx.input_type(2).dtype),
+              dtype_name(x.dtype));
+  KILN_RETURN_IF_ERROR(check_bias(ctx, 2, m));
   const std::vector<int64_t> kernel = conv_kernel(a, w);
   std::vector<int64_t> out(a.nsp, -1);
   if (all_known(kernel)) {
@@ -287,10 +298,11 @@ std::vector<std::string> with_window_attrs(std::vector<std::string> extra) {
 }  // namespace
 
 void register_conv_pool_ops(OpRegistry& r) {
+  register_conv_quant_ops(r);
   r.add({.op_type = "Conv",
          .attributes = with_window_attrs({"group"}),
          .infer = infer_conv,
-         .cost = conv_cost});
+         .cost = [](const CostContext& c) { return conv_cost(c, 1); }});
   r.add({.op_type = "ConvTranspose",
          .attributes = with_window_attrs({"group", "output_padding", "output_shape"}),
          .infer = infer_conv_transpose,

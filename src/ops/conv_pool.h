@@ -9,6 +9,7 @@
 
 #include "ir/graph.h"
 #include "kiln/status.h"
+#include "ops/op_schema.h"
 
 namespace kiln::ops {
 
@@ -59,5 +60,13 @@ Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel,
 // from output_shape / auto_pad SAME_* (output = in*stride).
 Status resolve_transpose_window(const WindowAttrs& a, const std::vector<int64_t>& kernel,
                                 const std::vector<int64_t>& in, Window* w);
+
+// Conv's output shape inference and cost, shared with the quantized convolutions (ConvInteger,
+// QLinearConv) whose W and bias sit at other input slots. X is input 0; b_slot may be absent.
+Status infer_conv_shape(InferContext& ctx, int w_slot, int b_slot, DType out_dtype);
+Cost conv_cost(const CostContext& c, int w_slot);
+
+// ConvInteger and QLinearConv (conv_pool_quant.cpp).
+void register_conv_quant_ops(OpRegistry& r);
 
 }  // namespace kiln::ops

@@ -5,6 +5,7 @@ namespace kiln::cpu {
 
 void register_conv_pool_kernels(KernelRegistry& r) {
   register_conv_kernels(r);
+  register_conv_quant_kernels(r);
   register_pool_kernels(r);
 }
 

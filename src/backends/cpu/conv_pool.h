@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backends/cpu/kernel.h"
+#include "ops/conv_pool.h"
 
 namespace kiln::cpu {
 
@@ -38,7 +39,22 @@ template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
           const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
 
+// A convolution resolved for the node's concrete inputs: the window and channel bookkeeping.
+struct ConvProblem {
+  ops::Window win;
+  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
+};
+
+// Reads X (input 0), W (input `w_slot`) and the optional bias (`b_slot`, -1 for none) of a
+// Conv-like node (ConvTranspose when `transpose`) and checks that they fit together.
+Status resolve_conv_problem(const KernelContext& ctx, bool transpose, int w_slot, int b_slot, ConvProblem* p);
+
+// y = conv(x, w) + bias (bias may be null); y must be zero-filled. T is float or double.
+template <class T>
+void conv_forward(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y);
+
 void register_conv_kernels(KernelRegistry& r);
+void register_conv_quant_kernels(KernelRegistry& r);
 void register_pool_kernels(KernelRegistry& r);
 
 }  // namespace kiln::cpu

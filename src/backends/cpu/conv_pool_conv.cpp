@@ -26,15 +26,12 @@ std::vector<int64_t> spatial(const Tensor& t) {
   return {t.shape().begin() + 2, t.shape().end()};
 }
 
-// What both convolutions need: the resolved window and the channel bookkeeping.
-struct ConvProblem {
-  ops::Window win;
-  int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
-};
+}  // namespace
 
-Status resolve_problem(const KernelContext& ctx, bool transpose, ConvProblem* p) {
+Status resolve_conv_problem(const KernelContext& ctx, bool transpose, int w_slot, int b_slot,
+                            ConvProblem* p) {
   const Tensor& x = ctx.input(0);
-  const Tensor& w = ctx.input(1);
+  const Tensor& w = ctx.input(w_slot);
   KILN_ENSURE(x.rank() >= 3 && w.rank() == x.rank(),
               "X {} and W {} must be [N, C, spatial...] of the same rank", shape_to_string(x.shape()),
               shape_to_string(w.shape()));
@@ -59,13 +56,15 @@ Status resolve_problem(const KernelContext& ctx, bool transpose, ConvProblem* p)
     p->out_channels = w.dim(0);
     KILN_RETURN_IF_ERROR(ops::resolve_window(a, kernel, spatial(x), &p->win));
   }
-  if (ctx.has_input(2)) {
-    const Tensor& b = ctx.input(2);
+  if (b_slot >= 0 && ctx.has_input(b_slot)) {
+    const Tensor& b = ctx.input(b_slot);
     KILN_ENSURE(b.rank() == 1 && b.dim(0) == p->out_channels, "bias B {} must be [{}]",
                 shape_to_string(b.shape()), p->out_channels);
   }
   return Status::OK();
 }
+
+namespace {
 
 // Sets each of the `channels` rows (of length `len`) of y to its bias.
 template <class T>
@@ -87,6 +86,8 @@ bool is_pointwise(const ops::Window& w) {
   }
   return true;
 }
+
+}  // namespace
 
 template <class T>
 void conv_forward(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y) {
@@ -119,6 +120,11 @@ void conv_forward(const ConvProblem& p, const T* x, const T* w, const T* bias, T
     }
   }
 }
+
+template void conv_forward<float>(const ConvProblem&, const float*, const float*, const float*, float*);
+template void conv_forward<double>(const ConvProblem&, const double*, const double*, const double*, double*);
+
+namespace {
 
 template <class T>
 void conv_transpose_forward(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y) {
@@ -157,7 +163,7 @@ void conv_transpose_forward(const ConvProblem& p, const T* x, const T* w, const 
 template <bool kTranspose>
 Status run_conv(KernelContext& ctx) {
   ConvProblem p;
-  KILN_RETURN_IF_ERROR(resolve_problem(ctx, kTranspose, &p));
+  KILN_RETURN_IF_ERROR(resolve_conv_problem(ctx, kTranspose, 1, 2, &p));
   const DType dtype = ctx.input(0).dtype();
   const Tensor x = to_compute(ctx.input(0)), w = to_compute(ctx.input(1));
   const Tensor b = ctx.has_input(2) ? to_compute(ctx.input(2)) : Tensor();
