@@ -305,5 +305,28 @@ TEST(GlobalPools, AverageAndMaxOver3d) {
   EXPECT_EQ(values<float>(mx), (std::vector<float>{7, 15}));
 }
 
+TEST(ConvInteger, PerChannelWeightZeroPoint) {
+  Tensor out;
+  ASSERT_TRUE(run_op1("ConvInteger", 10, {},
+                      {make<uint8_t>({1, 1, 1, 2}, {10, 20}), make<int8_t>({2, 1, 1, 1}, {3, -2}),
+                       make<uint8_t>({}, {10}), make<int8_t>({2}, {1, 0})},
+                      &out)
+                  .ok());
+  EXPECT_EQ(values<int32_t>(out), (std::vector<int32_t>{0, 20, 0, -20}));
+}
+
+TEST(QLinearConv, PerChannelScaleBiasAndRoundHalfToEven) {
+  Tensor out;
+  ASSERT_TRUE(
+      run_op1("QLinearConv", 10, {},
+              {make<uint8_t>({1, 1, 1, 2}, {10, 20}), make<float>({}, {0.5f}), make<uint8_t>({}, {10}),
+               make<int8_t>({2, 1, 1, 1}, {3, -2}), make<float>({2}, {1.f, 0.25f}), make<int8_t>({2}, {1, 0}),
+               make<float>({}, {1.f}), make<uint8_t>({}, {128}), make<int32_t>({2}, {1, 0})},
+              &out)
+          .ok());
+  // Channel 0: (0+1, 20+1) * 0.5 = 0.5, 10.5 -> 0, 10; channel 1: (0, -20) * 0.125 -> 0, -2.
+  EXPECT_EQ(values<uint8_t>(out), (std::vector<uint8_t>{128, 138, 128, 126}));
+}
+
 }  // namespace
 }  // namespace kiln
