@@ -13,7 +13,7 @@ scripts/fetch_models.sh || exit 1
 
 echo "== sanitizer build (ASan + UBSan): unit, conformance and bad-input tests"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan -L sanitize -j "$(nproc)" --output-on-failure --timeout 1500 >build-asan/ctest.log 2>&1
+  ctest --test-dir build-asan -L "sanitize|unit" -j "$(nproc)" --output-on-failure --timeout 1500 >build-asan/ctest.log 2>&1
 asan_rc=$?
 grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|Not Run" build-asan/ctest.log | tail -20
 [ $asan_rc -eq 0 ] || { echo "sanitizer run failed; log: build-asan/ctest.log"; tail -60 build-asan/ctest.log; }

@@ -50,4 +50,7 @@ struct ModelSummary {
 Status inspect_model(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes,
                      ModelSummary* summary);
 
+// Op types kiln can import and run, as "Conv" or "domain.Op", sorted.
+std::vector<std::string> supported_op_types();
+
 }  // namespace kiln

@@ -159,4 +159,11 @@ Status inspect_model(const std::string& path, const std::map<std::string, std::v
   }
 }
 
+std::vector<std::string> supported_op_types() {
+  std::vector<std::string> ops = ops::OpRegistry::instance().op_types();
+  ops.push_back("Constant");  // folded into a constant value by the importer
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
 }  // namespace kiln
