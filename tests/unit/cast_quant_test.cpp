@@ -6,64 +6,12 @@
 #include <limits>
 #include <map>
 
-#include "core/dispatch.h"
-#include "core/error.h"
-#include "ir/graph.h"
-#include "runtime/node_eval.h"
+#include "op_test_util.h"
 
 namespace kiln {
 namespace {
 
-template <class T>
-Tensor make(std::vector<int64_t> shape, std::vector<T> values) {
-  Tensor t(dtype_of<T>(), std::move(shape));
-  KILN_ASSERT(static_cast<size_t>(t.numel()) == values.size(), "test tensor size");
-  std::copy(values.begin(), values.end(), t.data_as<T>());
-  return t;
-}
-
-template <class T>
-std::vector<T> values(const Tensor& t) {
-  EXPECT_EQ(t.dtype(), dtype_of<T>());
-  return std::vector<T>(t.data_as<T>(), t.data_as<T>() + t.numel());
-}
-
-ir::Attribute int_attr(int64_t v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-
-ir::Attribute string_attr(std::string s) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kString;
-  a.s = std::move(s);
-  return a;
-}
-
-// Runs one node of `op` (an absent input is an undefined Tensor) and returns its status.
-Status run_op(const std::string& op, int opset, std::map<std::string, ir::Attribute> attrs,
-              const std::vector<Tensor>& inputs, Tensor* out) {
-  ir::Graph g;
-  std::vector<ir::Value*> ins;
-  std::vector<const Tensor*> ptrs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const bool present = inputs[i].defined();
-    ins.push_back(present ? g.add_value("in" + std::to_string(i),
-                                        ir::TensorType::of(inputs[i].dtype(), inputs[i].shape()))
-                          : nullptr);
-    ptrs.push_back(present ? &inputs[i] : nullptr);
-  }
-  ir::Node* node = g.add_node(op, ins, {g.add_value("out")}, "n");
-  node->opset = opset;
-  node->attrs = std::move(attrs);
-  auto no_subgraphs = [](const ir::Graph&, std::vector<Tensor>*) { return Status(StatusCode::kInternal, "none"); };
-  std::vector<Tensor> outs;
-  Status s = runtime::eval_node(*node, ptrs, no_subgraphs, &outs);
-  if (s.ok()) *out = outs.at(0);
-  return s;
-}
+using namespace testing;  // op_test_util.h
 
 constexpr int kOnnxFloat = 1, kOnnxUInt8 = 2, kOnnxInt8 = 3, kOnnxInt16 = 5, kOnnxInt32 = 6, kOnnxString = 8,
               kOnnxBool = 9, kOnnxFloat16 = 10, kOnnxFloat8E4M3FN = 17, kOnnxFloat8E5M2 = 19, kOnnxInt4 = 22;

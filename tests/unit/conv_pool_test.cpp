@@ -8,26 +8,13 @@
 
 #include <cmath>
 
-#include "matmul_index_test_util.h"
+#include "op_test_util.h"
 #include "ops/op_schema.h"
 
 namespace kiln {
 namespace {
 
-using mmtest::int_attr;
-using mmtest::make;
-using mmtest::run_model;
-using mmtest::run_op;
-using mmtest::run_op1;
-using mmtest::string_attr;
-using mmtest::values;
-
-ir::Attribute ints_attr(std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
+using namespace testing;  // op_test_util.h
 
 ops::WindowAttrs attrs_2d() {
   ops::WindowAttrs a;
@@ -180,9 +167,9 @@ TEST(Conv, GroupedStridedPaddedMatchesNaive) {
   const auto want = naive_conv(xv, wv, c, h, wd, m, group, k, 2, 1, &oh);
   Tensor out;
   ASSERT_TRUE(
-      run_op1("Conv", 17,
-              {{"group", int_attr(group)}, {"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}},
-              {make<float>({1, c, h, wd}, xv), make<float>({m, c / group, k, k}, wv)}, &out)
+      run_op("Conv", 17,
+             {{"group", int_attr(group)}, {"strides", ints_attr({2, 2})}, {"pads", ints_attr({1, 1, 1, 1})}},
+             {make<float>({1, c, h, wd}, xv), make<float>({m, c / group, k, k}, wv)}, &out)
           .ok());
   ASSERT_EQ(out.shape(), (std::vector<int64_t>{1, m, oh, 3}));
   const auto got = values<float>(out);
@@ -195,9 +182,8 @@ TEST(Conv, PointwiseWithBiasAndBatch) {
   const std::vector<float> wv = {1, 2, 3, -1, 0, 1};
   Tensor out;
   ASSERT_TRUE(
-      run_op1("Conv", 11, {},
-              {make<float>({2, 3, 2, 2}, xv), make<float>({2, 3, 1, 1}, wv), make<float>({2}, {10, 20})},
-              &out)
+      run_op("Conv", 11, {},
+             {make<float>({2, 3, 2, 2}, xv), make<float>({2, 3, 1, 1}, wv), make<float>({2}, {10, 20})}, &out)
           .ok());
   const auto got = values<float>(out);
   for (int n = 0; n < 2; ++n) {
@@ -215,7 +201,7 @@ TEST(Conv, Float16ComputesInFloat) {
   Tensor out;
   const Tensor x = make<float>({1, 1, 3}, {1, 2, 3}).to(DType::kFloat16);
   const Tensor w = make<float>({1, 1, 2}, {0.5f, 0.25f}).to(DType::kFloat16);
-  ASSERT_TRUE(run_op1("Conv", 17, {}, {x, w}, &out).ok());
+  ASSERT_TRUE(run_op("Conv", 17, {}, {x, w}, &out).ok());
   ASSERT_EQ(out.dtype(), DType::kFloat16);
   const auto got = values<float16>(out);
   EXPECT_FLOAT_EQ(static_cast<float>(got[0]), 1.0f);
@@ -226,26 +212,25 @@ TEST(Conv, BadAttributesAreInvalidArguments) {
   const std::vector<Tensor> in = {make<float>({1, 4, 5, 5}, std::vector<float>(100, 1.f)),
                                   make<float>({2, 4, 3, 3}, std::vector<float>(72, 1.f))};
   Tensor out;
-  EXPECT_EQ(run_op1("Conv", 17, {{"pads", ints_attr({1, 1})}}, in, &out).code(),
+  EXPECT_EQ(run_op("Conv", 17, {{"pads", ints_attr({1, 1})}}, in, &out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_op("Conv", 17, {{"group", int_attr(3)}}, in, &out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_op("Conv", 17, {{"auto_pad", string_attr("SAME")}}, in, &out).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(run_op1("Conv", 17, {{"group", int_attr(3)}}, in, &out).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(run_op1("Conv", 17, {{"auto_pad", string_attr("SAME")}}, in, &out).code(),
+  EXPECT_EQ(run_op("Conv", 17, {{"strides", ints_attr({0, 1})}}, in, &out).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(run_op1("Conv", 17, {{"strides", ints_attr({0, 1})}}, in, &out).code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(run_op1("Conv", 17, {{"kernel_shape", ints_attr({2, 2})}}, in, &out).code(),
+  EXPECT_EQ(run_op("Conv", 17, {{"kernel_shape", ints_attr({2, 2})}}, in, &out).code(),
             StatusCode::kInvalidArgument);
   const std::vector<Tensor> tiny = {make<float>({1, 4, 2, 2}, std::vector<float>(16, 1.f)), in[1]};
-  EXPECT_EQ(run_op1("Conv", 17, {}, tiny, &out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_op("Conv", 17, {}, tiny, &out).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(ConvTranspose, OutputPaddingAndBias) {
   // 1-D, stride 2, kernel 2: each input spreads over two outputs; output_padding adds one.
   Tensor out;
   ASSERT_TRUE(
-      run_op1("ConvTranspose", 17, {{"strides", ints_attr({2})}, {"output_padding", ints_attr({1})}},
-              {make<float>({1, 1, 3}, {1, 2, 3}), make<float>({1, 1, 2}, {1, 10}), make<float>({1}, {100})},
-              &out)
+      run_op("ConvTranspose", 17, {{"strides", ints_attr({2})}, {"output_padding", ints_attr({1})}},
+             {make<float>({1, 1, 3}, {1, 2, 3}), make<float>({1, 1, 2}, {1, 10}), make<float>({1}, {100})},
+             &out)
           .ok());
   EXPECT_EQ(values<float>(out), (std::vector<float>{101, 110, 102, 120, 103, 130, 100}));
 }
@@ -263,20 +248,20 @@ TEST(MaxPool, ColumnMajorIndices) {
 
 TEST(MaxPool, Int8AndMissingKernelShape) {
   Tensor out;
-  ASSERT_TRUE(run_op1("MaxPool", 12, {{"kernel_shape", ints_attr({2})}},
-                      {make<int8_t>({1, 1, 4}, {-5, -7, 3, -128})}, &out)
+  ASSERT_TRUE(run_op("MaxPool", 12, {{"kernel_shape", ints_attr({2})}},
+                     {make<int8_t>({1, 1, 4}, {-5, -7, 3, -128})}, &out)
                   .ok());
   EXPECT_EQ(values<int8_t>(out), (std::vector<int8_t>{-5, 3, 3}));
-  EXPECT_EQ(run_op1("MaxPool", 12, {}, {make<float>({1, 1, 4}, {1, 2, 3, 4})}, &out).code(),
+  EXPECT_EQ(run_op("MaxPool", 12, {}, {make<float>({1, 1, 4}, {1, 2, 3, 4})}, &out).code(),
             StatusCode::kInvalidArgument);
 }
 
 TEST(AveragePool, DilationsCountOnlyRealTaps) {
   Tensor out;
   ASSERT_TRUE(
-      run_op1("AveragePool", 19,
-              {{"kernel_shape", ints_attr({2})}, {"dilations", ints_attr({2})}, {"pads", ints_attr({1, 0})}},
-              {make<float>({1, 1, 4}, {1, 2, 3, 4})}, &out)
+      run_op("AveragePool", 19,
+             {{"kernel_shape", ints_attr({2})}, {"dilations", ints_attr({2})}, {"pads", ints_attr({1, 0})}},
+             {make<float>({1, 1, 4}, {1, 2, 3, 4})}, &out)
           .ok());
   // Windows start at -1, 0, 1: taps {1}, {0, 2}, {1, 3} -> 2, 2, 3.
   EXPECT_EQ(values<float>(out), (std::vector<float>{2, 2, 3}));
@@ -298,8 +283,8 @@ TEST(GlobalPools, AverageAndMaxOver3d) {
   std::vector<float> xv(2 * 2 * 2 * 2);
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
   Tensor avg, mx;
-  ASSERT_TRUE(run_op1("GlobalAveragePool", 1, {}, {make<float>({1, 2, 2, 2, 2}, xv)}, &avg).ok());
-  ASSERT_TRUE(run_op1("GlobalMaxPool", 1, {}, {make<float>({1, 2, 2, 2, 2}, xv)}, &mx).ok());
+  ASSERT_TRUE(run_op("GlobalAveragePool", 1, {}, {make<float>({1, 2, 2, 2, 2}, xv)}, &avg).ok());
+  ASSERT_TRUE(run_op("GlobalMaxPool", 1, {}, {make<float>({1, 2, 2, 2, 2}, xv)}, &mx).ok());
   EXPECT_EQ(avg.shape(), (std::vector<int64_t>{1, 2, 1, 1, 1}));
   EXPECT_EQ(values<float>(avg), (std::vector<float>{3.5f, 11.5f}));
   EXPECT_EQ(values<float>(mx), (std::vector<float>{7, 15}));
@@ -307,10 +292,10 @@ TEST(GlobalPools, AverageAndMaxOver3d) {
 
 TEST(ConvInteger, PerChannelWeightZeroPoint) {
   Tensor out;
-  ASSERT_TRUE(run_op1("ConvInteger", 10, {},
-                      {make<uint8_t>({1, 1, 1, 2}, {10, 20}), make<int8_t>({2, 1, 1, 1}, {3, -2}),
-                       make<uint8_t>({}, {10}), make<int8_t>({2}, {1, 0})},
-                      &out)
+  ASSERT_TRUE(run_op("ConvInteger", 10, {},
+                     {make<uint8_t>({1, 1, 1, 2}, {10, 20}), make<int8_t>({2, 1, 1, 1}, {3, -2}),
+                      make<uint8_t>({}, {10}), make<int8_t>({2}, {1, 0})},
+                     &out)
                   .ok());
   EXPECT_EQ(values<int32_t>(out), (std::vector<int32_t>{0, 20, 0, -20}));
 }
@@ -318,11 +303,11 @@ TEST(ConvInteger, PerChannelWeightZeroPoint) {
 TEST(QLinearConv, PerChannelScaleBiasAndRoundHalfToEven) {
   Tensor out;
   ASSERT_TRUE(
-      run_op1("QLinearConv", 10, {},
-              {make<uint8_t>({1, 1, 1, 2}, {10, 20}), make<float>({}, {0.5f}), make<uint8_t>({}, {10}),
-               make<int8_t>({2, 1, 1, 1}, {3, -2}), make<float>({2}, {1.f, 0.25f}), make<int8_t>({2}, {1, 0}),
-               make<float>({}, {1.f}), make<uint8_t>({}, {128}), make<int32_t>({2}, {1, 0})},
-              &out)
+      run_op("QLinearConv", 10, {},
+             {make<uint8_t>({1, 1, 1, 2}, {10, 20}), make<float>({}, {0.5f}), make<uint8_t>({}, {10}),
+              make<int8_t>({2, 1, 1, 1}, {3, -2}), make<float>({2}, {1.f, 0.25f}), make<int8_t>({2}, {1, 0}),
+              make<float>({}, {1.f}), make<uint8_t>({}, {128}), make<int32_t>({2}, {1, 0})},
+             &out)
           .ok());
   // Channel 0: (0+1, 20+1) * 0.5 = 0.5, 10.5 -> 0, 10; channel 1: (0, -20) * 0.125 -> 0, -2.
   EXPECT_EQ(values<uint8_t>(out), (std::vector<uint8_t>{128, 138, 128, 126}));

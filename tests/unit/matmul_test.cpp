@@ -5,17 +5,12 @@
 
 #include <cmath>
 
-#include "matmul_index_test_util.h"
+#include "op_test_util.h"
 
 namespace kiln {
 namespace {
 
-using mmtest::float_attr;
-using mmtest::int_attr;
-using mmtest::make;
-using mmtest::run_op1;
-using mmtest::string_attr;
-using mmtest::values;
+using namespace testing;  // op_test_util.h
 
 std::vector<float> softmax_ref(const std::vector<float>& x) {
   float m = x[0];
@@ -35,7 +30,7 @@ void expect_near(const std::vector<float>& a, const std::vector<float>& b) {
 TEST(Softmax, BeforeOpset13FlattensFromAxisOne) {
   const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
   Tensor out;
-  ASSERT_TRUE(run_op1("Softmax", 11, {}, {make<float>({2, 2, 2}, x)}, &out).ok());
+  ASSERT_TRUE(run_op("Softmax", 11, {}, {make<float>({2, 2, 2}, x)}, &out).ok());
   auto first = softmax_ref({1, 2, 3, 4}), second = softmax_ref({5, 6, 7, 8});
   first.insert(first.end(), second.begin(), second.end());
   expect_near(values<float>(out), first);
@@ -43,7 +38,7 @@ TEST(Softmax, BeforeOpset13FlattensFromAxisOne) {
 
 TEST(Softmax, FromOpset13UsesTheLastAxisOnly) {
   Tensor out;
-  ASSERT_TRUE(run_op1("Softmax", 13, {}, {make<float>({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}, &out).ok());
+  ASSERT_TRUE(run_op("Softmax", 13, {}, {make<float>({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}, &out).ok());
   std::vector<float> want;
   for (int i = 0; i < 4; ++i) {
     const auto p = softmax_ref({0, 1});
@@ -54,7 +49,8 @@ TEST(Softmax, FromOpset13UsesTheLastAxisOnly) {
 
 TEST(Softmax, Opset11AxisZeroCoversTheWholeTensor) {
   Tensor out;
-  ASSERT_TRUE(run_op1("LogSoftmax", 11, {{"axis", int_attr(0)}}, {make<float>({2, 2}, {1, 2, 3, 4})}, &out).ok());
+  ASSERT_TRUE(
+      run_op("LogSoftmax", 11, {{"axis", int_attr(0)}}, {make<float>({2, 2}, {1, 2, 3, 4})}, &out).ok());
   const auto p = softmax_ref({1, 2, 3, 4});
   std::vector<float> want;
   for (float v : p) want.push_back(std::log(v));
@@ -63,20 +59,20 @@ TEST(Softmax, Opset11AxisZeroCoversTheWholeTensor) {
 
 TEST(Softmax, HardmaxPicksTheFirstOfEqualMaxima) {
   Tensor out;
-  ASSERT_TRUE(run_op1("Hardmax", 13, {}, {make<float>({2, 3}, {3, 1, 3, 0, 5, 5})}, &out).ok());
+  ASSERT_TRUE(run_op("Hardmax", 13, {}, {make<float>({2, 3}, {3, 1, 3, 0, 5, 5})}, &out).ok());
   EXPECT_EQ(values<float>(out), (std::vector<float>{1, 0, 0, 0, 1, 0}));
 }
 
 TEST(Softmax, RejectsAnOutOfRangeAxis) {
   Tensor out;
-  Status s = run_op1("Softmax", 13, {{"axis", int_attr(2)}}, {make<float>({2, 2}, {1, 2, 3, 4})}, &out);
+  Status s = run_op("Softmax", 13, {{"axis", int_attr(2)}}, {make<float>({2, 2}, {1, 2, 3, 4})}, &out);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Softmax, Float16ComputesInFloat) {
   Tensor out;
   const Tensor x = make<float>({3}, {1, 2, 3}).to(DType::kFloat16);
-  ASSERT_TRUE(run_op1("Softmax", 13, {}, {x}, &out).ok());
+  ASSERT_TRUE(run_op("Softmax", 13, {}, {x}, &out).ok());
   const auto got = values<float16>(out);
   const auto want = softmax_ref({1, 2, 3});
   for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(static_cast<float>(got[i]), want[i], 1e-3);
@@ -85,10 +81,10 @@ TEST(Softmax, Float16ComputesInFloat) {
 TEST(Gemm, IntegerWithAlphaBetaAndColumnBias) {
   // A [2,3], B^T given as [2,3], C [2,1] broadcast along columns.
   Tensor out;
-  ASSERT_TRUE(run_op1("Gemm", 13, {{"transB", int_attr(1)}, {"alpha", float_attr(2)}, {"beta", float_attr(3)}},
-                      {make<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6}), make<int32_t>({2, 3}, {1, 0, 0, 0, 1, 1}),
-                       make<int32_t>({2, 1}, {10, 20})},
-                      &out)
+  ASSERT_TRUE(run_op("Gemm", 13, {{"transB", int_attr(1)}, {"alpha", float_attr(2)}, {"beta", float_attr(3)}},
+                     {make<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6}), make<int32_t>({2, 3}, {1, 0, 0, 0, 1, 1}),
+                      make<int32_t>({2, 1}, {10, 20})},
+                     &out)
                   .ok());
   // A*B = [[1, 5], [4, 11]]
   EXPECT_EQ(values<int32_t>(out), (std::vector<int32_t>{2 + 30, 10 + 30, 8 + 60, 22 + 60}));
@@ -96,30 +92,33 @@ TEST(Gemm, IntegerWithAlphaBetaAndColumnBias) {
 
 TEST(Gemm, TransposedAAndRowBiasInDouble) {
   Tensor out;
-  ASSERT_TRUE(run_op1("Gemm", 13, {{"transA", int_attr(1)}},
-                      {make<double>({2, 1}, {1, 2}), make<double>({2, 2}, {1, 2, 3, 4}), make<double>({2}, {1, -1})},
-                      &out)
-                  .ok());
+  ASSERT_TRUE(
+      run_op("Gemm", 13, {{"transA", int_attr(1)}},
+             {make<double>({2, 1}, {1, 2}), make<double>({2, 2}, {1, 2, 3, 4}), make<double>({2}, {1, -1})},
+             &out)
+          .ok());
   EXPECT_EQ(values<double>(out), (std::vector<double>{1 + 6 + 1, 2 + 8 - 1}));
 }
 
 TEST(Gemm, RejectsABiasThatDoesNotBroadcast) {
   Tensor out;
-  Status s = run_op1("Gemm", 13, {},
-                     {make<float>({2, 2}, {1, 2, 3, 4}), make<float>({2, 2}, {1, 0, 0, 1}),
-                      make<float>({3}, {1, 2, 3})},
-                     &out);
+  Status s = run_op(
+      "Gemm", 13, {},
+      {make<float>({2, 2}, {1, 2, 3, 4}), make<float>({2, 2}, {1, 0, 0, 1}), make<float>({3}, {1, 2, 3})},
+      &out);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
 }
 
 TEST(MatMul, Int64VectorTimesMatrixAndBatchBroadcast) {
   Tensor out;
-  ASSERT_TRUE(run_op1("MatMul", 13, {}, {make<int64_t>({2}, {1, 2}), make<int64_t>({2, 2}, {1, 2, 3, 4})}, &out).ok());
+  ASSERT_TRUE(
+      run_op("MatMul", 13, {}, {make<int64_t>({2}, {1, 2}), make<int64_t>({2, 2}, {1, 2, 3, 4})}, &out).ok());
   EXPECT_EQ(out.shape(), (std::vector<int64_t>{2}));
   EXPECT_EQ(values<int64_t>(out), (std::vector<int64_t>{7, 10}));
   // [2,1,1,2] x [3,2,1] -> [2,3,1,1]
-  ASSERT_TRUE(run_op1("MatMul", 13, {},
-                      {make<float>({2, 1, 1, 2}, {1, 2, 3, 4}), make<float>({3, 2, 1}, {1, 0, 0, 1, 1, 1})}, &out)
+  ASSERT_TRUE(run_op("MatMul", 13, {},
+                     {make<float>({2, 1, 1, 2}, {1, 2, 3, 4}), make<float>({3, 2, 1}, {1, 0, 0, 1, 1, 1})},
+                     &out)
                   .ok());
   EXPECT_EQ(out.shape(), (std::vector<int64_t>{2, 3, 1, 1}));
   EXPECT_EQ(values<float>(out), (std::vector<float>{1, 2, 3, 3, 4, 7}));
@@ -129,33 +128,33 @@ TEST(MatMul, BFloat16GoesThroughFloat) {
   Tensor out;
   const Tensor a = make<float>({1, 2}, {1.5f, 2}).to(DType::kBFloat16);
   const Tensor b = make<float>({2, 1}, {2, 4}).to(DType::kBFloat16);
-  ASSERT_TRUE(run_op1("MatMul", 13, {}, {a, b}, &out).ok());
+  ASSERT_TRUE(run_op("MatMul", 13, {}, {a, b}, &out).ok());
   EXPECT_EQ(static_cast<float>(values<bfloat16>(out)[0]), 11.0f);
 }
 
 TEST(MatMul, EmptyInnerDimGivesZeros) {
   Tensor out;
-  ASSERT_TRUE(run_op1("MatMul", 13, {}, {make<float>({2, 0}, {}), make<float>({0, 3}, {})}, &out).ok());
+  ASSERT_TRUE(run_op("MatMul", 13, {}, {make<float>({2, 0}, {}), make<float>({0, 3}, {})}, &out).ok());
   EXPECT_EQ(values<float>(out), std::vector<float>(6, 0.0f));
-  ASSERT_TRUE(run_op1("Gemm", 13, {{"beta", float_attr(2)}},
-                      {make<double>({1, 0}, {}), make<double>({0, 2}, {}), make<double>({2}, {1, 2})}, &out)
+  ASSERT_TRUE(run_op("Gemm", 13, {{"beta", float_attr(2)}},
+                     {make<double>({1, 0}, {}), make<double>({0, 2}, {}), make<double>({2}, {1, 2})}, &out)
                   .ok());
   EXPECT_EQ(values<double>(out), (std::vector<double>{2, 4}));
 }
 
 TEST(MatMul, ReportsMismatchedInnerDims) {
   Tensor out;
-  Status s = run_op1("MatMul", 13, {}, {make<float>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({2, 2}, {1, 2, 3, 4})},
-                     &out);
+  Status s = run_op("MatMul", 13, {},
+                    {make<float>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({2, 2}, {1, 2, 3, 4})}, &out);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
 TEST(MatMulInteger, SubtractsScalarAndPerColumnZeroPoints) {
   Tensor out;
-  ASSERT_TRUE(run_op1("MatMulInteger", 10, {},
-                      {make<uint8_t>({1, 2}, {10, 20}), make<int8_t>({2, 2}, {1, 2, 3, 4}), make<uint8_t>({}, {10}),
-                       make<int8_t>({2}, {1, -1})},
-                      &out)
+  ASSERT_TRUE(run_op("MatMulInteger", 10, {},
+                     {make<uint8_t>({1, 2}, {10, 20}), make<int8_t>({2, 2}, {1, 2, 3, 4}),
+                      make<uint8_t>({}, {10}), make<int8_t>({2}, {1, -1})},
+                     &out)
                   .ok());
   // A - 10 = [0, 10]; B - [1, -1] per column = [[0, 3], [2, 5]]
   EXPECT_EQ(values<int32_t>(out), (std::vector<int32_t>{20, 50}));
@@ -163,14 +162,15 @@ TEST(MatMulInteger, SubtractsScalarAndPerColumnZeroPoints) {
 
 TEST(MatMulInteger, PerRowZeroPointForA) {
   Tensor out;
-  ASSERT_TRUE(run_op1("MatMulInteger", 10, {},
-                      {make<int8_t>({2, 1}, {5, 5}), make<int8_t>({1, 1}, {2}), make<int8_t>({2}, {1, 2})}, &out)
+  ASSERT_TRUE(run_op("MatMulInteger", 10, {},
+                     {make<int8_t>({2, 1}, {5, 5}), make<int8_t>({1, 1}, {2}), make<int8_t>({2}, {1, 2})},
+                     &out)
                   .ok());
   EXPECT_EQ(values<int32_t>(out), (std::vector<int32_t>{8, 6}));
 }
 
 Status einsum(const std::string& eq, const std::vector<Tensor>& ins, Tensor* out) {
-  return run_op1("Einsum", 12, {{"equation", string_attr(eq)}}, ins, out);
+  return run_op("Einsum", 12, {{"equation", string_attr(eq)}}, ins, out);
 }
 
 TEST(Einsum, ImplicitOutputIsSortedSingleLabels) {

@@ -5,18 +5,12 @@
 
 #include <cmath>
 
-#include "matmul_index_test_util.h"
+#include "op_test_util.h"
 
 namespace kiln {
 namespace {
 
-using mmtest::float_attr;
-using mmtest::int_attr;
-using mmtest::make;
-using mmtest::run_model;
-using mmtest::run_op;
-using mmtest::run_op1;
-using mmtest::values;
+using namespace testing;  // op_test_util.h
 
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-4f) {
   ASSERT_EQ(got.size(), want.size());
@@ -28,7 +22,8 @@ TEST(BatchNorm, InferenceUsesRunningStatistics) {
   Tensor one = make<float>({2}, {1, 2}), zero = make<float>({2}, {0, 1});
   Tensor mean = make<float>({2}, {1, 3}), var = make<float>({2}, {4, 1});
   Tensor y;
-  ASSERT_TRUE(run_op1("BatchNormalization", 15, {{"epsilon", float_attr(0)}}, {x, one, zero, mean, var}, &y).ok());
+  ASSERT_TRUE(
+      run_op("BatchNormalization", 15, {{"epsilon", float_attr(0)}}, {x, one, zero, mean, var}, &y).ok());
   expect_near(values<float>(y), {0, 0.5f, 1, 3});
 }
 
@@ -69,7 +64,7 @@ TEST(BatchNorm, WrongParameterSizeIsAnError) {
   Tensor x = make<float>({1, 2, 1}, {1, 2});
   Tensor p = make<float>({3}, {1, 1, 1});
   Tensor y;
-  EXPECT_EQ(run_op1("BatchNormalization", 15, {}, {x, p, p, p, p}, &y).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_op("BatchNormalization", 15, {}, {x, p, p, p, p}, &y).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(LayerNorm, OutputsMeanAndInvStdDevInStashType) {
@@ -92,8 +87,8 @@ TEST(LayerNorm, OutputsMeanAndInvStdDevInStashType) {
 TEST(LayerNorm, ScaleBroadcastsOverTheNormalizedDims) {
   Tensor x = make<float>({1, 2, 2}, {0, 2, 0, 2});
   Tensor y;
-  ASSERT_TRUE(run_op1("LayerNormalization", 17, {{"axis", int_attr(1)}, {"epsilon", float_attr(0)}},
-                      {x, make<float>({2}, {1, 2}), Tensor()}, &y)
+  ASSERT_TRUE(run_op("LayerNormalization", 17, {{"axis", int_attr(1)}, {"epsilon", float_attr(0)}},
+                     {x, make<float>({2}, {1, 2}), Tensor()}, &y)
                   .ok());
   expect_near(values<float>(y), {-1, 2, -1, 2});
 }
@@ -101,24 +96,24 @@ TEST(LayerNorm, ScaleBroadcastsOverTheNormalizedDims) {
 TEST(GroupNorm, Opset18ScalesPerGroupOpset21PerChannel) {
   Tensor x = make<float>({1, 4, 1}, {0, 2, 4, 8});
   Tensor y;
-  ASSERT_TRUE(run_op1("GroupNormalization", 18, {{"num_groups", int_attr(2)}, {"epsilon", float_attr(0)}},
-                      {x, make<float>({2}, {1, 2}), make<float>({2}, {0, 10})}, &y)
+  ASSERT_TRUE(run_op("GroupNormalization", 18, {{"num_groups", int_attr(2)}, {"epsilon", float_attr(0)}},
+                     {x, make<float>({2}, {1, 2}), make<float>({2}, {0, 10})}, &y)
                   .ok());
   expect_near(values<float>(y), {-1, 1, 8, 12});
-  ASSERT_TRUE(run_op1("GroupNormalization", 21, {{"num_groups", int_attr(2)}, {"epsilon", float_attr(0)}},
-                      {x, make<float>({4}, {1, 2, 3, 4}), make<float>({4}, {0, 0, 0, 1})}, &y)
+  ASSERT_TRUE(run_op("GroupNormalization", 21, {{"num_groups", int_attr(2)}, {"epsilon", float_attr(0)}},
+                     {x, make<float>({4}, {1, 2, 3, 4}), make<float>({4}, {0, 0, 0, 1})}, &y)
                   .ok());
   expect_near(values<float>(y), {-1, 2, -3, 5});
-  EXPECT_FALSE(run_op1("GroupNormalization", 21, {{"num_groups", int_attr(3)}},
-                       {x, make<float>({4}, {1, 1, 1, 1}), make<float>({4}, {0, 0, 0, 0})}, &y)
+  EXPECT_FALSE(run_op("GroupNormalization", 21, {{"num_groups", int_attr(3)}},
+                      {x, make<float>({4}, {1, 1, 1, 1}), make<float>({4}, {0, 0, 0, 0})}, &y)
                    .ok());
 }
 
 TEST(InstanceNorm, NormalizesEachChannelOfEachSample) {
   Tensor x = make<float>({2, 1, 2}, {1, 3, 10, 30});
   Tensor y;
-  ASSERT_TRUE(run_op1("InstanceNormalization", 6, {{"epsilon", float_attr(0)}},
-                      {x, make<float>({1}, {2}), make<float>({1}, {1})}, &y)
+  ASSERT_TRUE(run_op("InstanceNormalization", 6, {{"epsilon", float_attr(0)}},
+                     {x, make<float>({1}, {2}), make<float>({1}, {1})}, &y)
                   .ok());
   expect_near(values<float>(y), {-1, 3, -1, 3});
 }
@@ -126,11 +121,11 @@ TEST(InstanceNorm, NormalizesEachChannelOfEachSample) {
 TEST(LpNorm, L1AndL2AlongAnAxis) {
   Tensor x = make<float>({2, 2}, {3, 4, 0, 0});
   Tensor y;
-  ASSERT_TRUE(run_op1("LpNormalization", 1, {}, {x}, &y).ok());
+  ASSERT_TRUE(run_op("LpNormalization", 1, {}, {x}, &y).ok());
   expect_near(values<float>(y), {0.6f, 0.8f, 0, 0});  // a zero vector stays zero
-  ASSERT_TRUE(run_op1("LpNormalization", 1, {{"p", int_attr(1)}, {"axis", int_attr(0)}}, {x}, &y).ok());
+  ASSERT_TRUE(run_op("LpNormalization", 1, {{"p", int_attr(1)}, {"axis", int_attr(0)}}, {x}, &y).ok());
   expect_near(values<float>(y), {1, 1, 0, 0});
-  EXPECT_EQ(run_op1("LpNormalization", 1, {{"p", int_attr(3)}}, {x}, &y).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(run_op("LpNormalization", 1, {{"p", int_attr(3)}}, {x}, &y).code(), StatusCode::kUnsupported);
 }
 
 TEST(MeanVarianceNorm, CustomAxes) {
@@ -139,7 +134,7 @@ TEST(MeanVarianceNorm, CustomAxes) {
   ir::Attribute axes;
   axes.kind = ir::Attribute::Kind::kInts;
   axes.ints = {1};
-  ASSERT_TRUE(run_op1("MeanVarianceNormalization", 13, {{"axes", axes}}, {x}, &y).ok());
+  ASSERT_TRUE(run_op("MeanVarianceNormalization", 13, {{"axes", axes}}, {x}, &y).ok());
   expect_near(values<float>(y), {-1, 1, 0, 0});
 }
 

@@ -6,16 +6,12 @@
 #include <cmath>
 #include <limits>
 
-#include "matmul_index_test_util.h"
+#include "op_test_util.h"
 
 namespace kiln {
 namespace {
 
-using mmtest::int_attr;
-using mmtest::make;
-using mmtest::run_model;
-using mmtest::run_op1;
-using mmtest::values;
+using namespace testing;  // op_test_util.h
 
 TEST(Reduce, AttributeAxesOfOldOpsetsBecomeAnInput) {
   const char* model = R"(
@@ -45,10 +41,10 @@ TEST(Reduce, EmptyAxesReduceEverythingUnlessNoop) {
   Tensor x = make<float>({2, 2}, {1, 2, 3, 4});
   Tensor empty = make<int64_t>({0}, {});
   Tensor y;
-  ASSERT_TRUE(run_op1("ReduceSum", 13, {}, {x, empty}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceSum", 13, {}, {x, empty}, &y).ok());
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(values<float>(y), (std::vector<float>{10}));
-  ASSERT_TRUE(run_op1("ReduceSum", 13, {{"noop_with_empty_axes", int_attr(1)}}, {x, empty}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceSum", 13, {{"noop_with_empty_axes", int_attr(1)}}, {x, empty}, &y).ok());
   EXPECT_EQ(values<float>(y), (std::vector<float>{1, 2, 3, 4}));
 }
 
@@ -62,12 +58,12 @@ TEST(Reduce, EmptySetsGiveTheIdentityOfEachReduction) {
       {"ReduceLogSumExp", -inf}};
   for (const auto& [op, expected] : cases) {
     Tensor y;
-    ASSERT_TRUE(run_op1(op, 18, {}, {x, axes}, &y).ok()) << op;
+    ASSERT_TRUE(run_op(op, 18, {}, {x, axes}, &y).ok()) << op;
     EXPECT_EQ(y.shape(), (std::vector<int64_t>{2, 1, 3})) << op;
     for (float v : values<float>(y)) EXPECT_EQ(v, expected) << op;
   }
   Tensor y;
-  ASSERT_TRUE(run_op1("ReduceMean", 18, {}, {x, axes}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceMean", 18, {}, {x, axes}, &y).ok());
   EXPECT_TRUE(std::isnan(values<float>(y)[0]));
 }
 
@@ -75,28 +71,28 @@ TEST(Reduce, IntegerMinMaxOfEmptySetsUseTheTypeLimits) {
   Tensor x(DType::kInt32, {0, 2});
   Tensor axes = make<int64_t>({1}, {0});
   Tensor y;
-  ASSERT_TRUE(run_op1("ReduceMax", 18, {{"keepdims", int_attr(0)}}, {x, axes}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceMax", 18, {{"keepdims", int_attr(0)}}, {x, axes}, &y).ok());
   EXPECT_EQ(values<int32_t>(y), (std::vector<int32_t>{INT32_MIN, INT32_MIN}));
-  ASSERT_TRUE(run_op1("ReduceMin", 18, {{"keepdims", int_attr(0)}}, {x, axes}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceMin", 18, {{"keepdims", int_attr(0)}}, {x, axes}, &y).ok());
   EXPECT_EQ(values<int32_t>(y), (std::vector<int32_t>{INT32_MAX, INT32_MAX}));
 }
 
 TEST(Reduce, Int64SumsExactlyAndBoolMaxMin) {
   const int64_t big = (int64_t{1} << 60) + 1;
   Tensor y;
-  ASSERT_TRUE(run_op1("ReduceSum", 13, {}, {make<int64_t>({2}, {big, 2})}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceSum", 13, {}, {make<int64_t>({2}, {big, 2})}, &y).ok());
   EXPECT_EQ(values<int64_t>(y), (std::vector<int64_t>{big + 2}));
   Tensor b = make<bool>({2, 2}, {true, false, false, false});
   Tensor axes = make<int64_t>({1}, {1});
-  ASSERT_TRUE(run_op1("ReduceMax", 20, {{"keepdims", int_attr(0)}}, {b, axes}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceMax", 20, {{"keepdims", int_attr(0)}}, {b, axes}, &y).ok());
   EXPECT_EQ(values<bool>(y), (std::vector<bool>{true, false}));
-  ASSERT_TRUE(run_op1("ReduceMin", 20, {{"keepdims", int_attr(0)}}, {b, axes}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceMin", 20, {{"keepdims", int_attr(0)}}, {b, axes}, &y).ok());
   EXPECT_EQ(values<bool>(y), (std::vector<bool>{false, false}));
 }
 
 TEST(Reduce, LogSumExpDoesNotOverflow) {
   Tensor y;
-  ASSERT_TRUE(run_op1("ReduceLogSumExp", 18, {}, {make<float>({2}, {1000.f, 1000.f})}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceLogSumExp", 18, {}, {make<float>({2}, {1000.f, 1000.f})}, &y).ok());
   EXPECT_NEAR(values<float>(y)[0], 1000.f + std::log(2.f), 1e-3);
 }
 
@@ -104,13 +100,13 @@ TEST(Reduce, Float16ComputesInWiderPrecision) {
   Tensor x(DType::kFloat16, {4096});
   for (int i = 0; i < 4096; ++i) x.data_as<float16>()[i] = float16(1.0f);
   Tensor y;
-  ASSERT_TRUE(run_op1("ReduceMean", 18, {}, {x}, &y).ok());
+  ASSERT_TRUE(run_op("ReduceMean", 18, {}, {x}, &y).ok());
   EXPECT_EQ(static_cast<float>(y.data_as<float16>()[0]), 1.0f);
 }
 
 TEST(Reduce, AxisOutOfRangeIsAnError) {
   Tensor y;
-  Status s = run_op1("ReduceSum", 13, {}, {make<float>({2}, {1, 2}), make<int64_t>({1}, {3})}, &y);
+  Status s = run_op("ReduceSum", 13, {}, {make<float>({2}, {1, 2}), make<int64_t>({1}, {3})}, &y);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 

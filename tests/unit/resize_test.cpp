@@ -1,19 +1,16 @@
 // Resize behaviour the conformance tests do not pin down: the opset 10 form, Upsample (opset 7
 // attribute scales, opset 9 input) rewritten into Resize, integer and bool inputs, output
 // size arithmetic, and errors for bad attributes or inputs.
+#include "ops/resize.h"
+
 #include <gtest/gtest.h>
 
-#include "matmul_index_test_util.h"
-#include "ops/resize.h"
+#include "op_test_util.h"
 
 namespace kiln {
 namespace {
 
-using mmtest::make;
-using mmtest::run_model;
-using mmtest::run_op1;
-using mmtest::string_attr;
-using mmtest::values;
+using namespace testing;  // op_test_util.h
 
 const Tensor kX = make<float>({1, 1, 2, 2}, {1, 2, 3, 4});
 
@@ -71,9 +68,10 @@ TEST(Resize, Upsample9ScalesInput) {
 TEST(Resize, LinearOnIntegersTruncatesLikeTheReference) {
   Tensor x = make<uint8_t>({1, 2}, {0, 255});
   Tensor y;
-  ASSERT_TRUE(run_op1("Resize", 13, {{"mode", string_attr("linear")}, {"coordinate_transformation_mode",
-                                                                          string_attr("align_corners")}},
-                      {x, Tensor(), Tensor(), make<int64_t>({2}, {1, 3})}, &y)
+  ASSERT_TRUE(run_op("Resize", 13,
+                     {{"mode", string_attr("linear")},
+                      {"coordinate_transformation_mode", string_attr("align_corners")}},
+                     {x, Tensor(), Tensor(), make<int64_t>({2}, {1, 3})}, &y)
                   .ok());
   EXPECT_EQ(values<uint8_t>(y), (std::vector<uint8_t>{0, 127, 255}));
 }
@@ -81,7 +79,7 @@ TEST(Resize, LinearOnIntegersTruncatesLikeTheReference) {
 TEST(Resize, NearestCopiesBool) {
   Tensor x = make<bool>({2}, {true, false});
   Tensor y;
-  ASSERT_TRUE(run_op1("Resize", 19, {}, {x, Tensor(), make<float>({1}, {2}), Tensor()}, &y).ok());
+  ASSERT_TRUE(run_op("Resize", 19, {}, {x, Tensor(), make<float>({1}, {2}), Tensor()}, &y).ok());
   EXPECT_EQ(values<bool>(y), (std::vector<bool>{true, true, false, false}));
 }
 
@@ -114,10 +112,10 @@ TEST(Resize, KeepAspectRatioPolicies) {
 
 TEST(Resize, ScalesAndSizesTogetherAreAnError) {
   Tensor y;
-  Status s = run_op1("Resize", 13, {}, {kX, Tensor(), make<float>({4}, {1, 1, 2, 2}), make<int64_t>({4}, {1, 1, 4, 4})},
-                     &y);
+  Status s = run_op("Resize", 13, {},
+                    {kX, Tensor(), make<float>({4}, {1, 1, 2, 2}), make<int64_t>({4}, {1, 1, 4, 4})}, &y);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  s = run_op1("Resize", 13, {}, {kX, Tensor(), make<float>({3}, {1, 2, 2}), Tensor()}, &y);
+  s = run_op("Resize", 13, {}, {kX, Tensor(), make<float>({3}, {1, 2, 2}), Tensor()}, &y);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
@@ -135,11 +133,11 @@ TEST(Resize, CropAndResizeExtrapolates) {
   Tensor x = make<float>({1, 3}, {10, 20, 30});
   Tensor roi = make<float>({4}, {0, 0.5f, 1, 1.5f});
   Tensor y;
-  ASSERT_TRUE(run_op1("Resize", 13,
-                      {{"mode", string_attr("linear")},
-                       {"coordinate_transformation_mode", string_attr("tf_crop_and_resize")},
-                       {"extrapolation_value", mmtest::float_attr(-1)}},
-                      {x, roi, Tensor(), make<int64_t>({2}, {1, 3})}, &y)
+  ASSERT_TRUE(run_op("Resize", 13,
+                     {{"mode", string_attr("linear")},
+                      {"coordinate_transformation_mode", string_attr("tf_crop_and_resize")},
+                      {"extrapolation_value", testing::float_attr(-1)}},
+                     {x, roi, Tensor(), make<int64_t>({2}, {1, 3})}, &y)
                   .ok());
   EXPECT_EQ(values<float>(y), (std::vector<float>{20, 30, -1}));
 }

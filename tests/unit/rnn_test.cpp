@@ -5,80 +5,12 @@
 
 #include <map>
 
-#include "ir/graph.h"
-#include "runtime/node_eval.h"
+#include "op_test_util.h"
 
 namespace kiln {
 namespace {
 
-Tensor f32(std::vector<int64_t> shape, const std::vector<float>& v) {
-  Tensor t(DType::kFloat32, std::move(shape));
-  EXPECT_EQ(static_cast<size_t>(t.numel()), v.size());
-  std::copy(v.begin(), v.end(), t.data_as<float>());
-  return t;
-}
-
-Tensor i32(std::vector<int32_t> v) {
-  Tensor t(DType::kInt32, {static_cast<int64_t>(v.size())});
-  std::copy(v.begin(), v.end(), t.data_as<int32_t>());
-  return t;
-}
-
-ir::Attribute attr_i(int64_t v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-ir::Attribute attr_f(float v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-ir::Attribute attr_s(std::string v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kString;
-  a.s = std::move(v);
-  return a;
-}
-ir::Attribute attr_strings(std::vector<std::string> v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kStrings;
-  a.strings = std::move(v);
-  return a;
-}
-ir::Attribute attr_floats(std::vector<float> v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kFloats;
-  a.floats = std::move(v);
-  return a;
-}
-
-// Runs one node; absent inputs are undefined Tensors, output `omit` (if >= 0) is left out.
-// Returns the status, fills `outs`.
-Status run_node(const std::string& op, std::map<std::string, ir::Attribute> attrs, const std::vector<Tensor>& inputs,
-                int num_outputs, std::vector<Tensor>* outs, int omit = -1) {
-  ir::Graph g;
-  std::vector<ir::Value*> ins;
-  std::vector<const Tensor*> ptrs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const bool present = inputs[i].defined();
-    ins.push_back(present ? g.add_value("in" + std::to_string(i),
-                                        ir::TensorType::of(inputs[i].dtype(), inputs[i].shape()))
-                          : nullptr);
-    ptrs.push_back(present ? &inputs[i] : nullptr);
-  }
-  std::vector<ir::Value*> out_values;
-  for (int i = 0; i < num_outputs; ++i) {
-    out_values.push_back(i == omit ? nullptr : g.add_value("out" + std::to_string(i)));
-  }
-  ir::Node* node = g.add_node(op, ins, out_values, "n");
-  node->opset = 14;
-  node->attrs = std::move(attrs);
-  auto no_subgraphs = [](const ir::Graph&, std::vector<Tensor>*) { return Status(StatusCode::kInternal, "none"); };
-  return runtime::eval_node(*node, ptrs, no_subgraphs, outs);
-}
+using namespace testing;  // op_test_util.h
 
 void expect_close(const Tensor& t, std::vector<int64_t> shape, const std::vector<float>& want) {
   ASSERT_EQ(t.dtype(), DType::kFloat32);
@@ -98,10 +30,11 @@ TEST(Lstm, BidirectionalWithAllOptionalInputsAndSequenceLengths) {
   const std::vector<float> y_h = {0.7033308f, -0.1075329f, 0.7054442f, -0.1693157f, 0.009178498f, 0.1719976f, 0.0573428f, 0.155377f};
   const std::vector<float> y_c = {1.152856f, -0.313811f, 1.155881f, -0.4346361f, 0.03295607f, 0.42978f, 0.1468478f, 0.2388987f};
   std::vector<Tensor> out;
-  ASSERT_TRUE(run_node("LSTM", {{"hidden_size", attr_i(2)}, {"direction", attr_s("bidirectional")}},
-                       {f32({3, 2, 2}, x), f32({2, 8, 2}, w), f32({2, 8, 2}, r), f32({2, 16}, b), i32({3, 2}),
-                        f32({2, 2, 2}, h0), f32({2, 2, 2}, c0), f32({2, 6}, p)},
-                       3, &out)
+  ASSERT_TRUE(run_op("LSTM", 14, {{"hidden_size", int_attr(2)}, {"direction", string_attr("bidirectional")}},
+                     {make<float>({3, 2, 2}, x), make<float>({2, 8, 2}, w), make<float>({2, 8, 2}, r),
+                      make<float>({2, 16}, b), make<int32_t>({2}, {3, 2}), make<float>({2, 2, 2}, h0),
+                      make<float>({2, 2, 2}, c0), make<float>({2, 6}, p)},
+                     &out, 3)
                   .ok());
   expect_close(out[0], {3, 2, 2, 2}, y);
   expect_close(out[1], {2, 2, 2}, y_h);
@@ -116,16 +49,17 @@ TEST(Lstm, ReverseBatchFirstWithClipInputForgetAndCustomActivations) {
   const std::vector<float> y_h = {0.0f, 0.1380673f, 0.0f, 0.03577147f};
   const std::vector<float> y_c = {-0.1298321f, 0.2650749f, -0.1988948f, 0.1430859f};
   std::vector<Tensor> out;
-  ASSERT_TRUE(run_node("LSTM",
-                       {{"hidden_size", attr_i(2)},
-                        {"direction", attr_s("reverse")},
-                        {"layout", attr_i(1)},
-                        {"clip", attr_f(0.5f)},
-                        {"input_forget", attr_i(1)},
-                        {"activations", attr_strings({"HardSigmoid", "Tanh", "Relu"})},
-                        {"activation_alpha", attr_floats({0.3f})},
-                        {"activation_beta", attr_floats({0.4f})}},
-                       {f32({2, 3, 2}, x), f32({1, 8, 2}, w), f32({1, 8, 2}, r)}, 3, &out)
+  ASSERT_TRUE(run_op("LSTM", 14,
+                     {{"hidden_size", int_attr(2)},
+                      {"direction", string_attr("reverse")},
+                      {"layout", int_attr(1)},
+                      {"clip", float_attr(0.5f)},
+                      {"input_forget", int_attr(1)},
+                      {"activations", strings_attr({"HardSigmoid", "Tanh", "Relu"})},
+                      {"activation_alpha", floats_attr({0.3f})},
+                      {"activation_beta", floats_attr({0.4f})}},
+                     {make<float>({2, 3, 2}, x), make<float>({1, 8, 2}, w), make<float>({1, 8, 2}, r)}, &out,
+                     3)
                   .ok());
   expect_close(out[0], {2, 3, 1, 2}, y);
   expect_close(out[1], {2, 1, 2}, y_h);
@@ -140,11 +74,13 @@ TEST(Gru, BidirectionalLinearBeforeResetWithSequenceLengths) {
   const std::vector<float> y = {-0.02312829f, 0.4454651f, -0.1349375f, -0.08174187f, -0.1022592f, 0.022186f, 0.3299536f, 0.1075044f, 0.0f, 0.0f, -0.1291322f, 0.243548f, 0.0f, 0.0f, 0.2646275f, 0.1335232f, 0.0f, 0.0f, -0.09627093f, 0.4857746f, 0.0f, 0.0f, 0.1378096f, 0.09889155f};
   const std::vector<float> y_h = {-0.02312829f, 0.4454651f, -0.09627093f, 0.4857746f, -0.1022592f, 0.022186f, 0.3299536f, 0.1075044f};
   std::vector<Tensor> out;
-  ASSERT_TRUE(run_node("GRU",
-                       {{"hidden_size", attr_i(2)}, {"direction", attr_s("bidirectional")},
-                        {"linear_before_reset", attr_i(1)}},
-                       {f32({3, 2, 2}, x), f32({2, 6, 2}, w), f32({2, 6, 2}, r), f32({2, 12}, b), i32({1, 3})}, 2,
-                       &out)
+  ASSERT_TRUE(run_op("GRU", 14,
+                     {{"hidden_size", int_attr(2)},
+                      {"direction", string_attr("bidirectional")},
+                      {"linear_before_reset", int_attr(1)}},
+                     {make<float>({3, 2, 2}, x), make<float>({2, 6, 2}, w), make<float>({2, 6, 2}, r),
+                      make<float>({2, 12}, b), make<int32_t>({2}, {1, 3})},
+                     &out, 2)
                   .ok());
   expect_close(out[0], {3, 2, 2, 2}, y);
   expect_close(out[1], {2, 2, 2}, y_h);
@@ -159,10 +95,10 @@ TEST(Gru, ForwardBatchFirstWithInitialState) {
   const std::vector<float> y = {-0.7975541f, -0.06152534f, -0.8844605f, 0.01099024f, -0.9494793f, 0.5959424f, -0.7448575f, 0.1612801f, -0.9255402f, 0.5291322f, -0.9638855f, 0.7703888f};
   const std::vector<float> y_h = {-0.9494793f, 0.5959424f, -0.9638855f, 0.7703888f};
   std::vector<Tensor> out;
-  ASSERT_TRUE(run_node("GRU", {{"hidden_size", attr_i(2)}, {"layout", attr_i(1)}},
-                       {f32({2, 3, 2}, x), f32({1, 6, 2}, w), f32({1, 6, 2}, r), f32({1, 12}, b), Tensor(),
-                        f32({2, 1, 2}, h0)},
-                       2, &out)
+  ASSERT_TRUE(run_op("GRU", 14, {{"hidden_size", int_attr(2)}, {"layout", int_attr(1)}},
+                     {make<float>({2, 3, 2}, x), make<float>({1, 6, 2}, w), make<float>({1, 6, 2}, r),
+                      make<float>({1, 12}, b), Tensor(), make<float>({2, 1, 2}, h0)},
+                     &out, 2)
                   .ok());
   expect_close(out[0], {2, 3, 1, 2}, y);
   expect_close(out[1], {2, 1, 2}, y_h);
@@ -176,11 +112,14 @@ TEST(Rnn, ReverseLeakyReluWithSequenceLengths) {
   const std::vector<float> y = {-0.07513634f, -0.2535421f, -0.05043262f, -0.1675016f, 1.5415f, -0.13822f, 0.9314672f, -0.1845295f, 0.0f, 0.0f, 0.858f, -0.13124f};
   const std::vector<float> y_h = {-0.07513634f, -0.2535421f, -0.05043262f, -0.1675016f};
   std::vector<Tensor> out;
-  ASSERT_TRUE(run_node("RNN",
-                       {{"hidden_size", attr_i(2)}, {"direction", attr_s("reverse")},
-                        {"activations", attr_strings({"LeakyRelu"})}, {"activation_alpha", attr_floats({0.1f})}},
-                       {f32({3, 2, 2}, x), f32({1, 2, 2}, w), f32({1, 2, 2}, r), f32({1, 4}, b), i32({2, 3})}, 2,
-                       &out)
+  ASSERT_TRUE(run_op("RNN", 14,
+                     {{"hidden_size", int_attr(2)},
+                      {"direction", string_attr("reverse")},
+                      {"activations", strings_attr({"LeakyRelu"})},
+                      {"activation_alpha", floats_attr({0.1f})}},
+                     {make<float>({3, 2, 2}, x), make<float>({1, 2, 2}, w), make<float>({1, 2, 2}, r),
+                      make<float>({1, 4}, b), make<int32_t>({2}, {2, 3})},
+                     &out, 2)
                   .ok());
   expect_close(out[0], {3, 1, 2, 2}, y);
   expect_close(out[1], {1, 2, 2}, y_h);
@@ -190,40 +129,49 @@ TEST(Lstm, OptionalOutputsAndFloat16) {
   // Y omitted, float16 in and out; compared loosely with the float32 result.
   const std::vector<float> x = {0.5f, -0.25f, 0.75f, 1.0f}, w(8 * 2, 0.1f), r(8 * 2, -0.2f);
   std::vector<Tensor> ref, half;
-  ASSERT_TRUE(run_node("LSTM", {{"hidden_size", attr_i(2)}}, {f32({2, 1, 2}, x), f32({1, 8, 2}, w), f32({1, 8, 2}, r)},
-                       2, &ref)
+  ASSERT_TRUE(run_op("LSTM", 14, {{"hidden_size", int_attr(2)}},
+                     {make<float>({2, 1, 2}, x), make<float>({1, 8, 2}, w), make<float>({1, 8, 2}, r)}, &ref,
+                     2)
                   .ok());
-  ASSERT_TRUE(run_node("LSTM", {{"hidden_size", attr_i(2)}},
-                       {f32({2, 1, 2}, x).to(DType::kFloat16), f32({1, 8, 2}, w).to(DType::kFloat16),
-                        f32({1, 8, 2}, r).to(DType::kFloat16)},
-                       2, &half, /*omit=*/0)
-                  .ok());
+  ASSERT_TRUE(
+      run_op("LSTM", 14, {{"hidden_size", int_attr(2)}},
+             {make<float>({2, 1, 2}, x).to(DType::kFloat16), make<float>({1, 8, 2}, w).to(DType::kFloat16),
+              make<float>({1, 8, 2}, r).to(DType::kFloat16)},
+             &half, 2, /*omit=*/0)
+          .ok());
   ASSERT_EQ(half[1].dtype(), DType::kFloat16);
   const Tensor back = half[1].to(DType::kFloat32);
   for (int i = 0; i < 2; ++i) EXPECT_NEAR(back.data_as<float>()[i], ref[1].data_as<float>()[i], 2e-3);
 }
 
 TEST(Lstm, ReportsBadAttributesAndShapes) {
-  const std::vector<Tensor> in = {f32({1, 1, 2}, {1, 2}), f32({1, 8, 2}, std::vector<float>(16, 0.1f)),
-                                  f32({1, 8, 2}, std::vector<float>(16, 0.1f))};
+  const std::vector<Tensor> in = {make<float>({1, 1, 2}, {1, 2}),
+                                  make<float>({1, 8, 2}, std::vector<float>(16, 0.1f)),
+                                  make<float>({1, 8, 2}, std::vector<float>(16, 0.1f))};
   std::vector<Tensor> out;
-  EXPECT_EQ(run_node("LSTM", {{"hidden_size", attr_i(2)}, {"direction", attr_s("sideways")}}, in, 2, &out).code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(run_node("LSTM", {{"hidden_size", attr_i(2)}, {"activations", attr_strings({"Sigmoid", "Tanh"})}}, in, 2,
-                     &out)
-                .code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(run_node("LSTM", {{"hidden_size", attr_i(2)}, {"activations", attr_strings({"Gelu", "Tanh", "Tanh"})}},
-                     in, 2, &out)
+  EXPECT_EQ(
+      run_op("LSTM", 14, {{"hidden_size", int_attr(2)}, {"direction", string_attr("sideways")}}, in, &out, 2)
+          .code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      run_op("LSTM", 14, {{"hidden_size", int_attr(2)}, {"activations", strings_attr({"Sigmoid", "Tanh"})}},
+             in, &out, 2)
+          .code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_op("LSTM", 14,
+                   {{"hidden_size", int_attr(2)}, {"activations", strings_attr({"Gelu", "Tanh", "Tanh"})}},
+                   in, &out, 2)
                 .code(),
             StatusCode::kUnsupported);
   // hidden_size disagrees with W/R.
-  EXPECT_EQ(run_node("LSTM", {{"hidden_size", attr_i(3)}}, in, 2, &out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_op("LSTM", 14, {{"hidden_size", int_attr(3)}}, in, &out, 2).code(),
+            StatusCode::kInvalidArgument);
   // A sequence length beyond the sequence.
   std::vector<Tensor> with_lens = in;
   with_lens.push_back(Tensor());
-  with_lens.push_back(i32({2}));
-  EXPECT_EQ(run_node("LSTM", {{"hidden_size", attr_i(2)}}, with_lens, 2, &out).code(), StatusCode::kInvalidArgument);
+  with_lens.push_back(make<int32_t>({1}, {2}));
+  EXPECT_EQ(run_op("LSTM", 14, {{"hidden_size", int_attr(2)}}, with_lens, &out, 2).code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

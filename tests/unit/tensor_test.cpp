@@ -6,30 +6,14 @@
 #include <map>
 #include <memory>
 
-#include "core/dispatch.h"
-#include "core/error.h"
-#include "ir/graph.h"
-#include "kiln/session.h"
 #include "onnx/importer.h"
+#include "op_test_util.h"
 #include "runtime/shape_inference.h"
-#include "test_models.h"
 
 namespace kiln {
 namespace {
 
-template <class T>
-Tensor make(std::vector<int64_t> shape, std::vector<T> values) {
-  Tensor t(dtype_of<T>(), std::move(shape));
-  KILN_ASSERT(static_cast<size_t>(t.numel()) == values.size(), "test tensor size");
-  std::copy(values.begin(), values.end(), t.data_as<T>());
-  return t;
-}
-
-template <class T>
-std::vector<T> values(const Tensor& t) {
-  EXPECT_EQ(t.dtype(), dtype_of<T>());
-  return std::vector<T>(t.data_as<T>(), t.data_as<T>() + t.numel());
-}
+using namespace testing;  // op_test_util.h
 
 std::string test_stem() {
   return std::string("tensor_") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -38,10 +22,7 @@ std::string test_stem() {
 // Loads a text-format model and runs it; the Status says why loading or running failed.
 Status run_model(const std::string& text, const std::map<std::string, Tensor>& inputs,
                  std::vector<Tensor>* outputs) {
-  std::unique_ptr<Session> session;
-  KILN_RETURN_IF_ERROR(
-      Session::load(testing::write_text_model(text, test_stem()), {.backend = "cpu"}, &session));
-  return session->run(inputs, outputs);
+  return testing::run_model(text, test_stem(), inputs, outputs);
 }
 
 // The statically inferred type of the model's output `i`, as text ("float32[N,3]").
