@@ -86,5 +86,6 @@ void register_resize_ops(OpRegistry& r);
 void register_control_ops(OpRegistry& r);
 void register_rnn_ops(OpRegistry& r);
 void register_extra_nn_ops(OpRegistry& r);
+void register_extra_vision_ops(OpRegistry& r);
 
 }  // namespace kiln::ops

@@ -22,6 +22,7 @@ OpRegistry::OpRegistry() {
   register_resize_ops(*this);
   register_control_ops(*this);
   register_rnn_ops(*this);
+  register_extra_vision_ops(*this);
   register_extra_nn_ops(*this);
 }
 

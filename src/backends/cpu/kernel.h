@@ -80,5 +80,6 @@ void register_resize_kernels(KernelRegistry& r);
 void register_control_kernels(KernelRegistry& r);
 void register_rnn_kernels(KernelRegistry& r);
 void register_extra_nn_kernels(KernelRegistry& r);
+void register_extra_vision_kernels(KernelRegistry& r);
 
 }  // namespace kiln::cpu

@@ -32,6 +32,7 @@ KernelRegistry::KernelRegistry() {
   register_resize_kernels(*this);
   register_control_kernels(*this);
   register_rnn_kernels(*this);
+  register_extra_vision_kernels(*this);
   register_extra_nn_kernels(*this);
 }
 
