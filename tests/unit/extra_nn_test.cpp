@@ -60,5 +60,43 @@ TEST(ExtraNn, RotaryEmbeddingRotaryDim) {
   check_rotary("test_rotary_embedding_no_position_ids_rotary_dim_expanded", false);
 }
 
+
+// Runs a one-node float model on x (shape [2,3]) and returns y.
+std::vector<float> run_one(const std::string& node, int opset, const std::vector<float>& xv) {
+  const std::string text = "<ir_version: 10, opset_import: [\"\" : " + std::to_string(opset) +
+                           "]>\ng (float[2,3] x, float[3] sc) => (float[2,3] y) {\n y = " + node + "\n}\n";
+  std::unique_ptr<Session> sess;
+  Status st = Session::load(testing::write_text_model(text, "extra_nn_one"), SessionOptions{}, &sess);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  if (!sess) return {};
+  Tensor x(DType::kFloat32, {2, 3}), sc(DType::kFloat32, {3});
+  for (int i = 0; i < 6; ++i) x.data_as<float>()[i] = xv[i];
+  for (int i = 0; i < 3; ++i) sc.data_as<float>()[i] = static_cast<float>(i + 1);
+  std::map<std::string, Tensor> in{{"x", x}, {"sc", sc}};
+  std::vector<Tensor> out;
+  st = sess->run(in, &out);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  if (!st.ok()) return {};
+  return std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + 6);
+}
+
+TEST(ExtraNn, SwishUsesAlpha) {
+  const std::vector<float> x = {-2, -1, 0, 0.5f, 1, 3};
+  const auto y = run_one("Swish<alpha = 0.5>(x)", 24, x);
+  ASSERT_EQ(y.size(), 6u);
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(y[i], x[i] / (1 + std::exp(-0.5 * x[i])), 1e-6);
+}
+
+TEST(ExtraNn, RmsNormalizationLastAxis) {
+  const std::vector<float> x = {1, 2, 3, -4, 0, 4};
+  const auto y = run_one("RMSNormalization<epsilon = 0.0>(x, sc)", 23, x);
+  ASSERT_EQ(y.size(), 6u);
+  for (int r = 0; r < 2; ++r) {
+    double ss = 0;
+    for (int i = 0; i < 3; ++i) ss += x[r * 3 + i] * x[r * 3 + i];
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(y[r * 3 + i], x[r * 3 + i] / std::sqrt(ss / 3) * (i + 1), 1e-5);
+  }
+}
+
 }  // namespace
 }  // namespace kiln
