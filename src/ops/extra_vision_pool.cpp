@@ -38,6 +38,42 @@ Status canonicalize_roi_align(ir::Node& node, ir::Graph&) {
   return Status::OK();
 }
 
+Status infer_max_unpool(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(expect_dtype(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}));
+  KILN_RETURN_IF_ERROR(expect_dtype(ctx, 1, {DType::kInt64}));
+  const auto& x = ctx.input_type(0);
+  const std::vector<int64_t> kernel = ctx.node.attr_ints("kernel_shape");
+  KILN_ENSURE(!kernel.empty(), "MaxUnpool needs kernel_shape");
+  const size_t sp = kernel.size();
+  const std::vector<int64_t> strides = ctx.node.attr_ints("strides", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> pads = ctx.node.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  KILN_ENSURE(strides.size() == sp && pads.size() == 2 * sp, "MaxUnpool strides/pads do not match kernel_shape");
+  if (x.has_rank()) KILN_ENSURE(x.rank() == static_cast<int>(sp) + 2, "MaxUnpool X {} does not match a {}-D kernel", x.to_string(), sp);
+  if (ctx.has_input(2)) {
+    // An explicit output shape wins; known only when its value is.
+    const Tensor* v = ctx.input_value(2);
+    if (!v) {
+      set_output(ctx, 0, x.dtype, x.has_rank() ? std::optional(std::vector<ir::Dim>(x.rank())) : std::nullopt);
+      return Status::OK();
+    }
+    std::vector<int64_t> shape;
+    KILN_RETURN_IF_ERROR(tensor_to_ints(*v, &shape));
+    set_output(ctx, 0, x.dtype, std::vector<ir::Dim>(shape.begin(), shape.end()));
+    return Status::OK();
+  }
+  if (!x.has_rank()) {
+    set_output(ctx, 0, x.dtype, std::nullopt);
+    return Status::OK();
+  }
+  std::vector<ir::Dim> s = *x.shape;
+  for (size_t i = 0; i < sp; ++i) {
+    const ir::Dim d = s[i + 2];
+    s[i + 2] = d.known() ? ir::Dim((d.value - 1) * strides[i] + kernel[i] - pads[i] - pads[i + sp]) : ir::Dim();
+  }
+  set_output(ctx, 0, x.dtype, std::move(s));
+  return Status::OK();
+}
+
 }  // namespace
 
 void register_extra_vision_pool_ops(OpRegistry& r) {
@@ -47,6 +83,7 @@ void register_extra_vision_pool_ops(OpRegistry& r) {
          canonicalize_roi_align,
          infer_roi_align,
          nullptr});
+  r.add({"MaxUnpool", "", {"kernel_shape", "pads", "strides"}, nullptr, infer_max_unpool, nullptr});
 }
 
 }  // namespace kiln::ops

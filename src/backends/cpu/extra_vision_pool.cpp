@@ -2,6 +2,7 @@
 // tests follow).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "backends/cpu/kernel.h"
 #include "core/dispatch.h"
@@ -99,10 +100,53 @@ Status roi_align_kernel(KernelContext& ctx) {
   return st;
 }
 
+// MaxUnpool's shape without output_shape: (in - 1) * stride + kernel - pads, per spatial dim.
+std::vector<int64_t> default_unpool_shape(const ir::Node& node, const std::vector<int64_t>& x) {
+  const std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
+  const size_t sp = kernel.size();
+  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  std::vector<int64_t> s = x;
+  for (size_t i = 0; i < sp; ++i) s[i + 2] = (x[i + 2] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + sp];
+  return s;
+}
+
+// Scatters X into a zero output at the flat indices MaxPool reported. The indices address the
+// default unpooled shape; with an explicit output_shape each keeps its coordinates there.
+Status max_unpool_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& idx = ctx.input(1);
+  const std::vector<int64_t> from = default_unpool_shape(ctx.node(), x.shape());
+  KILN_ENSURE(idx.numel() == x.numel(), "MaxUnpool indices {} do not match X {}", shape_to_string(idx.shape()),
+              shape_to_string(x.shape()));
+  Tensor& y = ctx.alloc_output(0);
+  KILN_ENSURE(y.rank() == x.rank(), "MaxUnpool output_shape {} must have X's rank {}", shape_to_string(y.shape()),
+              x.rank());
+  const size_t es = dtype_size(x.dtype());
+  std::memset(y.data(), 0, y.nbytes());
+  const auto* src = static_cast<const char*>(x.data());
+  auto* dst = static_cast<char*>(y.data());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t flat = idx.data_as<int64_t>()[i], j = 0, stride = 1;
+    KILN_ENSURE(flat >= 0 && flat < Tensor::numel_of(from), "MaxUnpool index {} out of range", flat);
+    for (int d = y.rank() - 1; d >= 0; --d) {
+      const int64_t coord = flat % from[d];
+      flat /= from[d];
+      KILN_ENSURE(coord < y.dim(d), "MaxUnpool index falls outside output shape {}", shape_to_string(y.shape()));
+      j += coord * stride;
+      stride *= y.dim(d);
+    }
+    KILN_ENSURE(j >= 0 && j < y.numel(), "MaxUnpool index {} out of range [0, {})", j, y.numel());
+    std::memcpy(dst + j * es, src + i * es, es);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void register_extra_vision_pool_kernels(KernelRegistry& r) {
   r.add("RoiAlign", roi_align_kernel);
+  r.add("MaxUnpool", max_unpool_kernel);
 }
 
 }  // namespace kiln::cpu
