@@ -73,5 +73,34 @@ TEST(Compress, TooLongConditionIsAnError) {
                       {make<int32_t>({1}, {1}), make<bool>({2}, {true, true})}, &y).ok());
 }
 
+// Opset 10 had no coordinate_transformation_mode and behaved as output_half_pixel.
+TEST(RoiAlign, Opset10DefaultsToOutputHalfPixel) {
+  Tensor x = make<float>({1, 1, 2, 2}, {0, 1, 2, 3});
+  Tensor rois = make<float>({1, 4}, {0, 0, 1, 1});
+  Tensor batch = make<int64_t>({1}, {0});
+  Tensor y10, y16, y16_legacy;
+  ASSERT_TRUE(run_op("RoiAlign", 10, {}, {x, rois, batch}, &y10).ok());
+  ASSERT_TRUE(run_op("RoiAlign", 16, {}, {x, rois, batch}, &y16).ok());
+  ASSERT_TRUE(run_op("RoiAlign", 16, {{"coordinate_transformation_mode", string_attr("output_half_pixel")}},
+                     {x, rois, batch}, &y16_legacy).ok());
+  EXPECT_EQ(values<float>(y10), values<float>(y16_legacy));
+  EXPECT_NE(values<float>(y10), values<float>(y16));
+}
+
+TEST(RoiAlign, BadModeIsAnError) {
+  Tensor y;
+  EXPECT_FALSE(run_op("RoiAlign", 16, {{"mode", string_attr("sum")}},
+                      {make<float>({1, 1, 2, 2}, {0, 1, 2, 3}), make<float>({1, 4}, {0, 0, 1, 1}),
+                       make<int64_t>({1}, {0})},
+                      &y).ok());
+}
+
+TEST(MaxUnpool, DefaultShapeFromKernelAndStrides) {
+  Tensor y;
+  ASSERT_TRUE(run_op("MaxUnpool", 11, {{"kernel_shape", ints_attr({2})}, {"strides", ints_attr({2})}},
+                     {make<float>({1, 1, 2}, {4, 7}), make<int64_t>({1, 1, 2}, {1, 2})}, &y).ok());
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 4, 7, 0}));
+}
+
 }  // namespace
 }  // namespace kiln
