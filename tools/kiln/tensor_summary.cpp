@@ -11,12 +11,15 @@
 namespace kiln::cli {
 namespace {
 
-// A classifier's scores: [K] or [1,K], floating point, at least 5 entries.
-bool is_score_vector(const Tensor& t) {
-  if (!dtype_is_float(t.dtype())) return false;
+// Rows of classifier scores: [K] or [N,K] with a small batch N, floating point, K >= 5.
+// Returns the number of rows (0 when the tensor does not look like scores).
+int64_t score_rows(const Tensor& t) {
+  constexpr int64_t kMaxRows = 8;  // more rows than this is not a batch of images to read
+  if (!dtype_is_float(t.dtype())) return 0;
   const auto& s = t.shape();
-  const bool vector_like = s.size() == 1 || (s.size() == 2 && s[0] == 1);
-  return vector_like && s.back() >= 5;
+  if (s.empty() || s.back() < 5) return 0;
+  if (s.size() == 1) return 1;
+  return s.size() == 2 && s[0] <= kMaxRows ? s[0] : 0;
 }
 
 std::string top5(const double* v, int64_t n) {
@@ -28,7 +31,7 @@ std::string top5(const double* v, int64_t n) {
     return std::isnan(v[b]) || v[a] > v[b];
   };
   std::partial_sort(idx.begin(), idx.begin() + 5, idx.end(), greater);
-  std::string s = "  top-5:";
+  std::string s = "top-5:";
   for (int i = 0; i < 5; ++i) s += fmt::format(" {}={:.5g}", idx[i], v[idx[i]]);
   return s;
 }
@@ -56,7 +59,11 @@ std::string summarize_tensor(const std::string& name, const Tensor& t) {
     line += fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", lo, hi, sum / static_cast<double>(counted));
   }
   if (nans) line += fmt::format("  ({} NaN)", nans);
-  if (is_score_vector(t)) line += "\n" + top5(v, d.numel());
+  const int64_t rows = score_rows(t);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t k = t.shape().back();
+    line += rows == 1 ? "\n  " + top5(v, k) : fmt::format("\n  [{}] {}", r, top5(v + r * k, k));
+  }
   return line;
 }
 
