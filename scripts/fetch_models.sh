@@ -12,22 +12,10 @@ ort_version=1.30.0
 py=/usr/bin/python3   # Debian's python: torch, onnx, numpy and PIL come from apt
 
 # --- system packages (apt-get update only when something is missing) ---
-packages=(nodejs npm python3 python3-numpy python3-onnx python3-pil python3-torch
-          python3-torchvision fonts-dejavu-core espeak-ng)
-missing=()
-for p in "${packages[@]}"; do
-  # nodesource's nodejs bundles npm; don't ask apt for Debian's npm then.
-  if [ "$p" = npm ] && command -v npm >/dev/null; then continue; fi
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fetch_models: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-fi
+# shellcheck source=lib/packages.sh
+. scripts/lib/packages.sh
+ensure_packages fetch_models nodejs npm python3 python3-numpy python3-onnx python3-pil python3-torch \
+  python3-torchvision fonts-dejavu-core espeak-ng
 
 mkdir -p "$models"
 

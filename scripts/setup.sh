@@ -11,17 +11,9 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libgtest-dev
   python3 python3-numpy python3-onnx
 )
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=lib/packages.sh
+. scripts/lib/packages.sh
+ensure_packages setup "${packages[@]}"
 
 build_dir=${KILN_BUILD_DIR:-build}
 # shellcheck disable=SC2086  # KILN_CMAKE_ARGS is a list of flags
