@@ -78,18 +78,24 @@ Status read_window_attrs(const ir::Node& node, int nsp, WindowAttrs* a) {
   return Status::OK();
 }
 
-Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel,
-                      const std::vector<int64_t>& in, Window* w) {
-  const int nsp = a.nsp;
-  KILN_ASSERT(static_cast<int>(kernel.size()) == nsp && static_cast<int>(in.size()) == nsp,
+// Fills the parts of a window that come straight from the attributes; outputs start unknown.
+static void init_window(const WindowAttrs& a, const std::vector<int64_t>& kernel, const std::vector<int64_t>& in,
+                 std::vector<int64_t> pads, Window* w) {
+  KILN_ASSERT(static_cast<int>(kernel.size()) == a.nsp && static_cast<int>(in.size()) == a.nsp,
               "window rank mismatch");
-  w->nsp = nsp;
+  w->nsp = a.nsp;
   w->in = in;
   w->kernel = kernel;
   w->strides = a.strides;
   w->dilations = a.dilations;
-  w->pads = a.auto_pad == AutoPad::kNotSet ? a.pads : std::vector<int64_t>(2 * nsp, 0);
-  w->out.assign(nsp, -1);
+  w->pads = std::move(pads);
+  w->out.assign(a.nsp, -1);
+}
+
+Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel,
+                      const std::vector<int64_t>& in, Window* w) {
+  const int nsp = a.nsp;
+  init_window(a, kernel, in, a.auto_pad == AutoPad::kNotSet ? a.pads : std::vector<int64_t>(2 * nsp, 0), w);
   for (int d = 0; d < nsp; ++d) {
     KILN_ENSURE(kernel[d] >= 1, "kernel size {} along spatial dim {} must be >= 1", kernel[d], d);
     if (in[d] < 0) continue;
@@ -128,15 +134,7 @@ Status resolve_window(const WindowAttrs& a, const std::vector<int64_t>& kernel,
 Status resolve_transpose_window(const WindowAttrs& a, const std::vector<int64_t>& kernel,
                                 const std::vector<int64_t>& in, Window* w) {
   const int nsp = a.nsp;
-  KILN_ASSERT(static_cast<int>(kernel.size()) == nsp && static_cast<int>(in.size()) == nsp,
-              "window rank mismatch");
-  w->nsp = nsp;
-  w->in = in;
-  w->kernel = kernel;
-  w->strides = a.strides;
-  w->dilations = a.dilations;
-  w->pads = a.pads;
-  w->out.assign(nsp, -1);
+  init_window(a, kernel, in, a.pads, w);
   const bool same = a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower;
   if (a.auto_pad == AutoPad::kValid) w->pads.assign(2 * nsp, 0);
   for (int d = 0; d < nsp; ++d) {
