@@ -15,6 +15,8 @@ class Tensor {
   Tensor() = default;
   // Allocates zero-filled storage for `shape`.
   Tensor(DType dtype, std::vector<int64_t> shape);
+  // Allocates without zero-filling, for callers that overwrite every byte (loading weights).
+  static Tensor uninitialized(DType dtype, std::vector<int64_t> shape);
 
   bool defined() const { return dtype_ != DType::kUndefined; }
   DType dtype() const { return dtype_; }
@@ -40,6 +42,8 @@ class Tensor {
   static int64_t numel_of(const std::vector<int64_t>& shape);
 
  private:
+  Tensor(DType dtype, std::vector<int64_t> shape, bool zero_fill);
+
   DType dtype_ = DType::kUndefined;
   std::vector<int64_t> shape_;
   std::shared_ptr<std::byte[]> storage_;

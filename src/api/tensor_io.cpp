@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_util.h"
 #include "onnx/tensor_proto.h"
 
 namespace kiln {
@@ -24,17 +25,6 @@ constexpr NpyType kNpyTypes[] = {
     {DType::kInt16, "<i2"},   {DType::kInt32, "<i4"},   {DType::kInt64, "<i8"},   {DType::kUInt8, "|u1"},
     {DType::kUInt16, "<u2"},  {DType::kUInt32, "<u4"},  {DType::kUInt64, "<u8"},  {DType::kBool, "|b1"},
 };
-
-Status read_file(const std::string& path, std::string* bytes) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return not_found("tensor file '{}' does not exist", path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return not_found("tensor file '{}' cannot be opened", path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  *bytes = ss.str();
-  return Status::OK();
-}
 
 Status parse_npy(const std::string& bytes, const std::string& path, Tensor* out) {
   auto bad = [&](const std::string& why) { return invalid_argument("'{}' is not a valid .npy file: {}", path, why); };
@@ -101,7 +91,7 @@ Status parse_npy(const std::string& bytes, const std::string& path, Tensor* out)
 
 Status read_tensor_file(const std::string& path, Tensor* out, std::string* name) {
   std::string bytes;
-  KILN_RETURN_IF_ERROR(read_file(path, &bytes));
+  KILN_RETURN_IF_ERROR(read_file_bytes(path, "tensor file", &bytes));
   if (name) name->clear();
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext == ".npy") return parse_npy(bytes, path, out);

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/file_util.h"
 #include "ir/verifier.h"
 #include "onnx/tensor_proto.h"
 #include "ops/op_schema.h"
@@ -273,15 +273,10 @@ Status import_model_bytes(const std::string& bytes, const std::string& base_dir,
 }
 
 Status import_model_file(const std::string& path, std::unique_ptr<ir::Graph>* out) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return not_found("model file '{}' does not exist", path);
-  if (std::filesystem::is_directory(path, ec)) return invalid_argument("'{}' is a folder, not a model file", path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return not_found("model file '{}' cannot be opened", path);
-  std::stringstream ss;
-  ss << f.rdbuf();
+  std::string bytes;
+  KILN_RETURN_IF_ERROR(read_file_bytes(path, "model file", &bytes));
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return import_model_bytes(ss.str(), dir.empty() ? "." : dir, out).with_context(path);
+  return import_model_bytes(bytes, dir.empty() ? "." : dir, out).with_context(path);
 }
 
 }  // namespace kiln::onnx_io

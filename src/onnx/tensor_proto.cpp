@@ -77,7 +77,8 @@ Status tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
   if (elems * static_cast<double>(dtype_size(dt)) > 64.0 * (1ull << 30)) {
     return invalid_model("tensor '{}' claims an implausible size {}", p.name(), shape_to_string(shape));
   }
-  Tensor t(dt, shape);
+  // Every byte is written below (external data, raw data or the typed field); no zero-fill.
+  Tensor t = Tensor::uninitialized(dt, shape);
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     KILN_RETURN_IF_ERROR(read_external(p, base_dir, &t));
     *out = std::move(t);
