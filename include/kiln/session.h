@@ -13,6 +13,13 @@ namespace kiln {
 struct SessionOptions {
   // "auto" picks the best backend present (the GPU when there is one), or "cpu".
   std::string backend = "auto";
+  // Graph optimization: 0 = as imported, 1 = clean-ups and constant folding, 2 = also
+  // fusions and layout (default).
+  int optimization_level = 2;
+  // Passes to skip by name (see `kiln inspect --dump-passes`); an unknown name is an error.
+  std::vector<std::string> disabled_passes;
+  // Print each pass's time and node counts to stderr while loading (also KILN_DUMP_PASSES=1).
+  bool dump_passes = false;
 };
 
 // Name, element type and shape of a model input or output. A dynamic dimension is -1 and

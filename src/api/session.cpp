@@ -1,6 +1,7 @@
 #include "kiln/session.h"
 
 #include "api/tensor_info.h"
+#include "builder/optimize.h"
 #include "core/error.h"
 #include "ir/verifier.h"
 #include "onnx/importer.h"
@@ -43,6 +44,13 @@ Status load_impl(const std::string& path, const SessionOptions& options, std::un
   KILN_RETURN_IF_ERROR(onnx_io::import_model_file(path, &g));
   KILN_RETURN_IF_ERROR(runtime::infer_graph_types(*g));
   KILN_RETURN_IF_ERROR(ir::verify_graph(*g));
+  builder::OptimizeOptions opt;
+  opt.level = options.optimization_level;
+  opt.backend = "cpu";
+  opt.disabled_passes.insert(options.disabled_passes.begin(), options.disabled_passes.end());
+  opt.dump = options.dump_passes;
+  builder::apply_environment(&opt);
+  KILN_RETURN_IF_ERROR(builder::optimize_graph(*g, opt));
   *session = std::make_unique<CpuSession>(std::move(g));
   return Status::OK();
 }

@@ -1,0 +1,59 @@
+#include "passes/pipeline.h"
+
+#include <algorithm>
+
+#include "passes/passes.h"
+
+namespace kiln::passes {
+namespace {
+
+bool wants_channels_last(const PassContext& ctx) { return ctx.prefer_channels_last; }
+
+void add_cleanups(PassManager& pm) {
+  // ENABLE-WHEN-READY (helpers uncomment their lines as their passes land):
+  // pm.add(make_eliminate_noops());
+  // pm.add(make_fold_shape_computations());
+  // pm.add(make_constant_folding());
+  // pm.add(make_eliminate_common_subexpressions());
+  // pm.add(make_eliminate_dead_code());
+  (void)pm;
+}
+
+void add_fusions(PassManager& pm) {
+  // Pattern rewrites of whole subgraphs first, while the exporters' patterns are intact.
+  // pm.add(make_fuse_layernorm());
+  // pm.add(make_fuse_gelu());
+  // pm.add(make_fuse_softmax());
+  // Algebra into convolution/GEMM weights, then epilogue fusion into them.
+  // pm.add(make_fold_batchnorm());
+  // pm.add(make_fold_channel_affine());
+  // pm.add(make_matmul_add_to_gemm());
+  // pm.add(make_fuse_conv_bias_activation());
+  // pm.add(make_fuse_gemm_activation());
+  // pm.add(make_assign_layout(), wants_channels_last);
+  // What is left of elementwise work becomes one fused node per chain.
+  // pm.add(make_fuse_elementwise());
+  (void)pm;
+  (void)wants_channels_last;
+}
+
+}  // namespace
+
+PassManager build_pipeline(int level) {
+  PassManager pm;
+  if (level >= 1) add_cleanups(pm);
+  if (level >= 2) {
+    add_fusions(pm);
+    add_cleanups(pm);  // fusions leave dead constants and repeated subexpressions behind
+  }
+  return pm;
+}
+
+std::vector<std::string> known_pass_names() {
+  std::vector<std::string> names = build_pipeline(kMaxOptLevel).pass_names();
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+}  // namespace kiln::passes
