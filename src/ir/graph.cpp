@@ -70,6 +70,12 @@ Value* Graph::add_constant(const std::string& name, Tensor t) {
   return v;
 }
 
+void Graph::swap_names(Value* a, Value* b) {
+  std::swap(a->name, b->name);
+  by_name_[a->name] = a;
+  by_name_[b->name] = b;
+}
+
 Value* Graph::find_value(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

@@ -83,6 +83,9 @@ class Graph {
   void remove_node(Node* n);
   // Rewires every consumer of `from` (and graph outputs) to read `to` instead.
   void replace_all_uses(Value* from, Value* to);
+  // Swaps the names of two values of this graph (a rewrite uses it so that the value it
+  // creates keeps the name of the graph output it replaces).
+  void swap_names(Value* a, Value* b);
   // Drops values nothing produces, consumes or exports (other than graph inputs).
   void remove_unused_values();
   // Re-sorts nodes topologically; returns false if there is a cycle.

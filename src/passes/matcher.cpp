@@ -166,6 +166,40 @@ bool match_in_scope(const Pattern& pattern, ir::Node* root, const Scope& s, Matc
 
 }  // namespace
 
+void replace_value(ir::Graph& g, ir::Value* from, ir::Value* to) {
+  if (from == to) return;
+  if (!is_graph_output(*from, g)) {
+    g.replace_all_uses(from, to);
+    return;
+  }
+  const bool is_input = std::find(g.inputs.begin(), g.inputs.end(), to) != g.inputs.end();
+  if (to->producer && !is_input && !is_graph_output(*to, g)) {
+    g.replace_all_uses(from, to);
+    g.swap_names(from, to);
+    return;
+  }
+  // `to` cannot carry the name: keep `from` as the output of an Identity reading `to`.
+  std::vector<ir::Node*> readers = from->consumers;
+  ir::Node* old_producer = from->producer;
+  if (old_producer) {
+    // The old producer (about to be removed as dead) writes a placeholder instead.
+    ir::Value* placeholder = g.add_value(from->name + "_replaced", from->type);
+    for (ir::Value*& o : old_producer->outputs) {
+      if (o == from) o = placeholder;
+    }
+    placeholder->producer = old_producer;
+    from->producer = nullptr;
+  }
+  for (ir::Node* r : readers) {
+    for (ir::Value*& in : r->inputs) {
+      if (in == from) in = to;
+    }
+    to->consumers.push_back(r);
+  }
+  from->consumers.clear();
+  g.add_node("Identity", {to}, {from}, from->name + "/keep_name");
+}
+
 bool has_single_use(const ir::Value& v, const ir::Graph& g) {
   return v.consumers.size() == 1 && !is_graph_output(v, g);
 }

@@ -77,7 +77,7 @@ struct RewriteRule {
   Pattern pattern;
   // Rewrites the matched nodes; returns false to decline (the graph must then be unchanged).
   // A rewrite typically adds a node (Graph::add_node), points the users of the old root's
-  // output at the new one (Graph::replace_all_uses) and leaves the old nodes: apply_rules
+  // output at the new one (replace_value below) and leaves the old nodes: apply_rules
   // removes matched nodes left without readers and restores topological order.
   std::function<bool(ir::Graph&, const Match&)> rewrite;
 };
@@ -89,6 +89,12 @@ bool apply_rules(ir::Graph& g, const std::vector<RewriteRule>& rules);
 
 // Removes nodes none of whose outputs is read or exported, repeatedly; returns the count.
 int remove_dead_nodes(ir::Graph& g);
+
+// Points every reader of `from` at `to`. Graph outputs keep their names (users address outputs
+// by name): when `from` is a graph output, `to` takes over its name if `to` is a node output
+// that is neither a graph input nor another graph output; otherwise an Identity keeps the
+// name (eliminate_noops leaves such an Identity alone).
+void replace_value(ir::Graph& g, ir::Value* from, ir::Value* to);
 
 // True when `v` is read by exactly one node slot and is not a graph output.
 bool has_single_use(const ir::Value& v, const ir::Graph& g);

@@ -149,3 +149,38 @@ TEST(Optimize, RejectsUnknownPassAndLevel) {
 
 }  // namespace
 }  // namespace kiln::passes
+
+namespace kiln::passes {
+namespace {
+
+TEST(ReplaceValue, GraphOutputsKeepTheirNames) {
+  auto g = testing::graph_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y) {
+  a = Relu(x)
+  y = Sigmoid(a)
+})");
+  ir::Value* y = g->find_value("y");
+  ir::Value* a = g->find_value("a");
+  replace_value(*g, y, a);  // a node output takes the name over
+  remove_dead_nodes(*g);
+  g->remove_unused_values();
+  ASSERT_TRUE(ir::verify_graph(*g).ok());
+  EXPECT_EQ(g->outputs[0]->name, "y");
+  EXPECT_EQ(g->outputs[0]->producer->op_type, "Relu");
+
+  auto g2 = testing::graph_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y) {
+  y = Relu(x)
+})");
+  replace_value(*g2, g2->find_value("y"), g2->find_value("x"));  // a graph input cannot: Identity
+  remove_dead_nodes(*g2);
+  ASSERT_TRUE(ir::verify_graph(*g2).ok()) << ir::verify_graph(*g2).to_string();
+  EXPECT_EQ(g2->outputs[0]->name, "y");
+  EXPECT_EQ(g2->outputs[0]->producer->op_type, "Identity");
+  EXPECT_EQ(g2->nodes().size(), 1u);
+}
+
+}  // namespace
+}  // namespace kiln::passes
