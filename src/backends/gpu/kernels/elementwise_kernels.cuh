@@ -57,8 +57,9 @@ __global__ void ew_broadcast(const T* __restrict__ a, const T* __restrict__ b, O
 
 constexpr int kEwThreads = 256;
 
-// Picks the kernel for the shape and the pointers' alignment, and launches it.
-template <EwOp OP, class T, class Out, bool kBinary>
+// Picks the kernel for the shape and the pointers' alignment, and launches it. kVector false
+// compiles only the one-element-per-step kernel (Cast: 81 type pairs, rarely hot).
+template <EwOp OP, class T, class Out, bool kBinary, bool kVector = true>
 void launch_ew_typed(const void* a, const void* b, void* y, const EwShape& s, const EwParams& p, cudaStream_t st) {
   if (s.n == 0) return;
   const T* pa = static_cast<const T*>(a);
@@ -72,16 +73,18 @@ void launch_ew_typed(const void* a, const void* b, void* y, const EwShape& s, co
       return;
     }
   }
-  constexpr int V = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
-  const bool vec = aligned(pa, alignof(Vec<T, V>)) && aligned(pb, alignof(Vec<T, V>)) &&
-                   aligned(py, alignof(Vec<Out, V>)) && s.n >= V;
-  if (vec) {
-    ew_contiguous<OP, T, Out, V>
-        <<<grid_for(s.n / V, kEwThreads), kEwThreads, 0, st>>>(pa, pb, py, s.n, s.a_scalar, b_scalar, p);
-  } else {
-    ew_contiguous<OP, T, Out, 1><<<grid_for(s.n, kEwThreads), kEwThreads, 0, st>>>(pa, pb, py, s.n, s.a_scalar,
-                                                                                     b_scalar, p);
+  if constexpr (kVector) {
+    constexpr int V = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    if (aligned(pa, alignof(Vec<T, V>)) && aligned(pb, alignof(Vec<T, V>)) && aligned(py, alignof(Vec<Out, V>)) &&
+        s.n >= V) {
+      ew_contiguous<OP, T, Out, V>
+          <<<grid_for(s.n / V, kEwThreads), kEwThreads, 0, st>>>(pa, pb, py, s.n, s.a_scalar, b_scalar, p);
+      KILN_CUDA_CHECK_LAUNCH();
+      return;
+    }
   }
+  ew_contiguous<OP, T, Out, 1><<<grid_for(s.n, kEwThreads), kEwThreads, 0, st>>>(pa, pb, py, s.n, s.a_scalar,
+                                                                                   b_scalar, p);
   KILN_CUDA_CHECK_LAUNCH();
 }
 

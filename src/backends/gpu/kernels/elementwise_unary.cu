@@ -23,18 +23,20 @@ bool ew_unary(EwOp op, DType t, bool launch, const void* a, void* y, const EwSha
 }
 
 namespace {
+using CastTypes = Types<float, half, bf16, double, int8_t, uint8_t, int32_t, int64_t, bool>;
+
 template <class From, class To>
 void cast_typed(const void* x, void* y, int64_t n, cudaStream_t st) {
   EwShape s;
   s.n = n;
-  launch_ew_typed<EwOp::kIdentity, From, To, false>(x, nullptr, y, s, EwParams{}, st);
+  launch_ew_typed<EwOp::kIdentity, From, To, false, false>(x, nullptr, y, s, EwParams{}, st);
 }
 
 template <class F>
 bool dispatch_cast(DType from, DType to, F&& f) {
-  return dispatch(from, AnyTypes{}, [&](auto a) {
-    dispatch(to, AnyTypes{}, [&](auto b) { f(a, b); });
-  }) && dispatch(to, AnyTypes{}, [](auto) {});
+  return dispatch(from, CastTypes{}, [&](auto a) {
+    dispatch(to, CastTypes{}, [&](auto b) { f(a, b); });
+  }) && dispatch(to, CastTypes{}, [](auto) {});
 }
 }  // namespace
 

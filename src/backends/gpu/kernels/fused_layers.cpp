@@ -15,7 +15,7 @@ namespace {
 
 class ProgramBuilder {
  public:
-  ProgramBuilder(const ir::Graph& body, DType t, FusedProgram* prog) : body_(body), t_(t), prog_(prog) {}
+  ProgramBuilder(const ir::Graph& body, FusedProgram* prog) : body_(body), prog_(prog) {}
 
   Status build() {
     const int num_in = static_cast<int>(body_.inputs.size());
@@ -70,7 +70,7 @@ class ProgramBuilder {
     if (prog_->num_imms >= kFusedMaxImms) return -1;
     // Constants load once per thread, before the element loop: registers after the inputs.
     double d = 0;
-    dispatch<NumericTypes>(v->constant->dtype(),
+    dispatch<AllTypes>(v->constant->dtype(),
                            [&](auto tag) { d = convert<double>(*v->constant->data_as<typename decltype(tag)::type>()); });
     const int r = take_reg();
     if (r != prog_->num_inputs + prog_->num_imms) return -1;  // immediates must sit right after the inputs
@@ -83,17 +83,30 @@ class ProgramBuilder {
   Status add(const ir::Node& n) {
     if (prog_->num_instrs >= kFusedMaxInstrs) return unsupported("more than {} body ops", kFusedMaxInstrs);
     FusedInstr& in = prog_->code[prog_->num_instrs];
+    in.extra = FusedExtra::kNone;
     EwKind kind = EwKind::kOther;
     int arity = 3;
     if (n.op_type == "Where" && n.domain.empty()) {
       in.op = EwOp::kWhere;
+    } else if (n.op_type == "Cast" || n.op_type == "IsNaN") {
+      arity = 1;
+      in.op = EwOp::kIdentity;
+      in.extra = FusedExtra::kIsNaN;
+      if (n.op_type == "Cast") {
+        const DType to = dtype_from_onnx(static_cast<int>(n.attr_i("to", 0)));
+        if (to == DType::kFloat32) in.extra = FusedExtra::kCopy;
+        else if (to == DType::kFloat16) in.extra = FusedExtra::kRoundHalf;
+        else if (to == DType::kBFloat16) in.extra = FusedExtra::kRoundBf16;
+        else return unsupported("body Cast to {}", dtype_name(to));
+      }
     } else if (!ew_op_of(n, &in.op, &kind)) {
       return unsupported("body op {} has no GPU interpreter code", n.op_type);
     } else {
       arity = in.op == EwOp::kClip ? 1 : ew_arity(kind);
       EwParams p;
       auto const_of = [&](size_t i) { return n.input(i) && n.input(i)->is_constant() ? &*n.input(i)->constant : nullptr; };
-      KILN_RETURN_IF_ERROR(ew_params_of(n, in.op, t_, const_of(1), const_of(2), n.input(1) != nullptr,
+      const DType t = n.input(0) != nullptr ? n.input(0)->type.dtype : DType::kFloat32;
+      KILN_RETURN_IF_ERROR(ew_params_of(n, in.op, t, const_of(1), const_of(2), n.input(1) != nullptr,
                                         n.input(2) != nullptr, &p));
       in.p0 = static_cast<float>(p.p0);
       in.p1 = static_cast<float>(p.p1);
@@ -122,7 +135,6 @@ class ProgramBuilder {
   }
 
   const ir::Graph& body_;
-  DType t_;
   FusedProgram* prog_;
   std::map<const ir::Value*, int> reg_;
   std::map<const ir::Value*, int> uses_;
@@ -132,20 +144,19 @@ class ProgramBuilder {
 Status build_fused(LayerBuildContext& ctx, std::unique_ptr<Layer>* out) {
   const ir::Graph* body = ctx.node.attr_g("body");
   if (body == nullptr) return reject(ctx, "no body graph");
-  const DType t = ctx.outputs[0].dtype;
-  if (!fused_supported(t)) return reject(ctx, "no GPU interpreter for {}", dtype_name(t));
   if (ctx.inputs.size() != body->inputs.size() || ctx.outputs.size() != body->outputs.size()) {
     return reject(ctx, "node and body disagree on inputs/outputs");
   }
-  const std::vector<int64_t>& shape = ctx.outputs[0].shape;
-  for (const TensorDesc& d : ctx.inputs) {
-    if (d.dtype != t) return reject(ctx, "mixed dtypes ({} and {})", dtype_name(d.dtype), dtype_name(t));
-  }
-  for (const TensorDesc& d : ctx.outputs) {
-    if (d.dtype != t || d.shape != shape) return reject(ctx, "outputs differ in dtype or shape");
-  }
   FusedProgram prog;
-  const Status st = ProgramBuilder(*body, t, &prog).build();
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    if (!fused_type_of(ctx.inputs[i].dtype, &prog.in_type[i])) return reject(ctx, "input of {}", dtype_name(ctx.inputs[i].dtype));
+  }
+  const std::vector<int64_t>& shape = ctx.outputs[0].shape;
+  for (const TensorDesc& d : ctx.outputs) {
+    if (d.dtype != ctx.outputs[0].dtype || d.shape != shape) return reject(ctx, "outputs differ in dtype or shape");
+  }
+  if (!fused_type_of(ctx.outputs[0].dtype, &prog.out_type)) return reject(ctx, "output of {}", dtype_name(ctx.outputs[0].dtype));
+  const Status st = ProgramBuilder(*body, &prog).build();
   if (!st.ok()) return st.with_context(ctx.node.describe());
   const int64_t n = ctx.outputs[0].numel();
   std::array<std::vector<int64_t>, kFusedMaxInputs> shapes;
@@ -158,11 +169,11 @@ Status build_fused(LayerBuildContext& ctx, std::unique_ptr<Layer>* out) {
   if (!prog.contiguous && !make_broadcast<kFusedMaxInputs>(shape, shapes, &prog.bc)) return reject(ctx, "rank over 8");
   const std::string tactic = "kiln fused-eltwise " + std::to_string(prog.num_instrs) + " ops " +
                              (prog.contiguous ? "contiguous" : "broadcast");
-  return make_layer(out, tactic, [t, prog, n](const LaunchArgs& a) {
+  return make_layer(out, tactic, [prog, n](const LaunchArgs& a) {
     FusedPointers p{};
     for (int i = 0; i < prog.num_inputs; ++i) p.in[i] = a.inputs[i];
     for (int o = 0; o < prog.num_outputs; ++o) p.out[o] = a.outputs[o];
-    launch_fused(t, prog, p, n, a.stream);
+    launch_fused(prog, p, n, a.stream);
   });
 }
 

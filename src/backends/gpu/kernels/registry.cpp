@@ -10,6 +10,7 @@ void register_kernel_layers(LayerRegistry& r) {
   kern::register_movement_layers(r);
   kern::register_reduce_layers(r);
   kern::register_resize_layers(r);
+  kern::register_quantize_layers(r);
 }
 
 }  // namespace kiln::gpu
