@@ -11,5 +11,6 @@ void add_check_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_ops_command(CLI::App& app);
+void add_doctor_command(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_inspect_command(app);
   kiln::cli::add_run_command(app);
   kiln::cli::add_ops_command(app);
+  kiln::cli::add_doctor_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

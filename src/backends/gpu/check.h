@@ -16,6 +16,9 @@ class GpuError : public std::runtime_error {
 
 [[noreturn]] void throw_gpu_error(const char* library, const char* call, const char* file, int line,
                                   const std::string& detail);
+// The library's name for a status plus cuDNN's last error message when it has one.
+std::string cudnn_error_text(cudnnStatus_t status);
+std::string cublas_error_text(cublasStatus_t status);
 
 }  // namespace kiln::gpu
 
@@ -29,3 +32,19 @@ class GpuError : public std::runtime_error {
 
 // Checks the last kernel launch (launch configuration errors surface here, not at the launch).
 #define KILN_CUDA_CHECK_LAUNCH() KILN_CUDA_CHECK(cudaGetLastError())
+
+#define KILN_CUDNN_CHECK(call)                                                                  \
+  do {                                                                                          \
+    const cudnnStatus_t kiln_err_ = (call);                                                     \
+    if (kiln_err_ != CUDNN_STATUS_SUCCESS) {                                                    \
+      ::kiln::gpu::throw_gpu_error("cuDNN", #call, __FILE__, __LINE__, ::kiln::gpu::cudnn_error_text(kiln_err_)); \
+    }                                                                                           \
+  } while (0)
+
+#define KILN_CUBLAS_CHECK(call)                                                                 \
+  do {                                                                                          \
+    const cublasStatus_t kiln_err_ = (call);                                                    \
+    if (kiln_err_ != CUBLAS_STATUS_SUCCESS) {                                                   \
+      ::kiln::gpu::throw_gpu_error("cuBLAS", #call, __FILE__, __LINE__, ::kiln::gpu::cublas_error_text(kiln_err_)); \
+    }                                                                                           \
+  } while (0)

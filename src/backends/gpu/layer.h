@@ -75,6 +75,9 @@ class Layer {
   virtual bool capturable() const { return true; }
   // True when output 0 may share input 0's memory (reshapes, in-place elementwise).
   virtual bool aliases_input0() const { return false; }
+  // False when the layer never reads constant input i through LaunchArgs (it keeps its own
+  // re-laid copy of the weights), so the executor need not upload that constant.
+  virtual bool reads_constant_input(size_t i) const { return true; }
 };
 
 // Builds a layer for ctx.node; returns kUnsupported (with a reason) when this factory cannot

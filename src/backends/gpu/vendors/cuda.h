@@ -4,3 +4,5 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cublasLt.h>
+#include <cudnn.h>

@@ -1,0 +1,17 @@
+// The CUDA backend behind the public Session interface (built only with KILN_CUDA).
+#pragma once
+#include <memory>
+
+#include "ir/graph.h"
+#include "kiln/session.h"
+
+namespace kiln {
+
+// True when the CUDA backend can run here (a GPU and a working driver).
+bool cuda_backend_available();
+
+// Takes an optimized graph; builds the plan for its input shapes right away when they are all
+// static (so tactic timing and unsupported-op errors happen at load).
+Status create_gpu_session(std::unique_ptr<ir::Graph> g, const SessionOptions& options, std::unique_ptr<Session>* out);
+
+}  // namespace kiln

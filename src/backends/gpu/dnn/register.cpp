@@ -1,0 +1,10 @@
+#include "backends/gpu/layer.h"
+
+namespace kiln::gpu {
+namespace dnn {
+void register_conv_layers(LayerRegistry& r);
+}
+
+void register_dnn_layers(LayerRegistry& r) { dnn::register_conv_layers(r); }
+
+}  // namespace kiln::gpu

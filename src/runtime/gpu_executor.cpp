@@ -1,0 +1,75 @@
+#include "runtime/gpu_executor.h"
+
+#include "backends/gpu/check.h"
+#include "core/error.h"
+#include "runtime/cpu_executor.h"
+
+namespace kiln::runtime {
+
+Status GpuExecutor::create(const ir::Graph& g, const GpuExecutorOptions& options, std::unique_ptr<GpuExecutor>* out) {
+  std::string why;
+  const int count = gpu::device_count(&why);
+  if (count == 0) return unsupported("backend 'cuda': no usable GPU ({}); run `kiln doctor`", why);
+  if (options.device_id < 0 || options.device_id >= count) {
+    return invalid_argument("backend 'cuda': GPU {} does not exist (this machine has {})", options.device_id, count);
+  }
+  std::unique_ptr<GpuExecutor> ex(new GpuExecutor(g, options));
+  try {
+    ex->device_ = std::make_unique<gpu::Device>(options.device_id);
+  } catch (const gpu::GpuError& e) {
+    return unsupported("backend 'cuda': cannot open GPU {}: {}", options.device_id, e.what());
+  }
+  *out = std::move(ex);
+  return Status::OK();
+}
+
+Status GpuExecutor::instance_for(const std::vector<std::vector<int64_t>>& shapes, GpuInstance** out) {
+  for (auto it = lru_.begin(); it != lru_.end(); ++it) {
+    if (it->first == shapes) {
+      lru_.splice(lru_.begin(), lru_, it);
+      *out = lru_.front().second.get();
+      return Status::OK();
+    }
+  }
+  std::unique_ptr<GpuInstance> inst;
+  try {
+    KILN_RETURN_IF_ERROR(GpuInstance::build(graph_, shapes, options_.instance, *device_, constants_, &inst));
+  } catch (const gpu::GpuError& e) {
+    return Status(StatusCode::kInternal, std::string("building the GPU plan: ") + e.what());
+  }
+  lru_.emplace_front(shapes, std::move(inst));
+  while (lru_.size() > std::max<size_t>(options_.max_instances, 1)) lru_.pop_back();
+  *out = lru_.front().second.get();
+  return Status::OK();
+}
+
+Status GpuExecutor::prepare(const std::vector<std::vector<int64_t>>& input_shapes) {
+  GpuInstance* inst = nullptr;
+  return instance_for(input_shapes, &inst);
+}
+
+Status GpuExecutor::run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
+  std::vector<const Tensor*> ordered;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const ir::Value* in : graph_.inputs) {
+    auto it = inputs.find(in->name);
+    if (it == inputs.end()) return invalid_argument("input '{}' is missing", in->name);
+    KILN_RETURN_IF_ERROR(check_input(*in, it->second));
+    ordered.push_back(&it->second);
+    shapes.push_back(it->second.shape());
+  }
+  for (const auto& [name, t] : inputs) {
+    bool found = false;
+    for (const ir::Value* in : graph_.inputs) found = found || in->name == name;
+    if (!found) return invalid_argument("the model has no input named '{}'", name);
+  }
+  GpuInstance* inst = nullptr;
+  KILN_RETURN_IF_ERROR(instance_for(shapes, &inst));
+  try {
+    return inst->run(ordered, outputs);
+  } catch (const gpu::GpuError& e) {
+    return Status(StatusCode::kInternal, e.what());
+  }
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,50 @@
+// Runs a graph on one GPU. For every distinct set of input shapes it builds a GpuInstance
+// (types, layers with timed tactics, memory plan, arena) once and keeps the most recent few
+// (LRU), so a model called with a handful of batch sizes builds each only once.
+#pragma once
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/gpu/device.h"
+#include "ir/graph.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+#include "runtime/gpu_instance.h"
+
+namespace kiln::runtime {
+
+struct GpuExecutorOptions {
+  GpuInstanceOptions instance;
+  int device_id = 0;
+  size_t max_instances = 8;  // input-shape sets kept built
+};
+
+class GpuExecutor {
+ public:
+  // Opens the device; a machine without a GPU gets a one-line kUnsupported Status.
+  static Status create(const ir::Graph& g, const GpuExecutorOptions& options, std::unique_ptr<GpuExecutor>* out);
+
+  // Checks inputs against the graph, builds the instance for their shapes if needed, runs it.
+  Status run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs);
+  // Builds (without running) the instance for these input shapes, in graph-input order.
+  Status prepare(const std::vector<std::vector<int64_t>>& input_shapes);
+
+  // The most recently used instance (nullptr before the first build), for reports and tests.
+  const GpuInstance* last_instance() const { return lru_.empty() ? nullptr : lru_.front().second.get(); }
+  gpu::Device& device() { return *device_; }
+
+ private:
+  GpuExecutor(const ir::Graph& g, const GpuExecutorOptions& options) : graph_(g), options_(options) {}
+  Status instance_for(const std::vector<std::vector<int64_t>>& shapes, GpuInstance** out);
+
+  const ir::Graph& graph_;
+  GpuExecutorOptions options_;
+  std::unique_ptr<gpu::Device> device_;
+  GpuConstantStore constants_;  // after device_: freed before the device goes
+  std::list<std::pair<std::vector<std::vector<int64_t>>, std::unique_ptr<GpuInstance>>> lru_;
+};
+
+}  // namespace kiln::runtime
