@@ -25,6 +25,16 @@ struct OpCostSummary {
   double total_flops() const { return 2 * macs + flops; }
 };
 
+// What one optimization pass did (see `kiln inspect --dump-passes`).
+struct PassReport {
+  std::string name;
+  double ms = 0;
+  int64_t nodes_before = 0;
+  int64_t nodes_after = 0;
+  bool changed = false;
+  bool skipped = false;  // disabled, or not for this backend
+};
+
 struct ModelSummary {
   // As the model declares them: dynamic dims are -1 with their names in `dim_names`.
   std::vector<TensorInfo> inputs;
@@ -39,8 +49,27 @@ struct ModelSummary {
   int64_t param_bytes = 0;
   std::vector<OpCostSummary> ops;  // one per op type, by descending FLOPs, then name
   OpCostSummary total;             // op_type "total"
-  // The graph in kiln's IR text form, after shape inference with `input_shapes`.
+  // The graph in kiln's IR text form, after shape inference with `input_shapes` (after
+  // optimization when InspectOptions::optimize).
   std::string graph_text;
+
+  // Filled when InspectOptions::optimize: the optimizer ran on the model as a session would
+  // load it (declared shapes), and these describe its result.
+  bool optimized = false;
+  std::vector<PassReport> passes;              // one per pipeline entry, in order
+  double optimize_ms = 0;                      // the whole pipeline
+  int64_t optimized_node_count = 0;
+  std::map<std::string, int64_t> optimized_op_counts;  // op type (as in `ops`) -> nodes
+};
+
+// Whether and how inspect_model runs the graph optimizer (see SessionOptions).
+struct InspectOptions {
+  bool optimize = false;
+  int optimization_level = 2;
+  std::vector<std::string> disabled_passes;
+  bool prefer_channels_last = false;
+  bool dump_passes = false;       // per-pass lines on stderr (also KILN_DUMP_PASSES=1)
+  bool dump_pass_graphs = false;  // and the graph after each pass that changed it
 };
 
 // Imports `path`, gives each input the shape in `shapes` (by input name; a dynamic dim not
@@ -49,6 +78,12 @@ struct ModelSummary {
 // with kInvalidArgument when `shapes` names an unknown input or contradicts a fixed dim.
 Status inspect_model(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes,
                      ModelSummary* summary);
+// The same, optimizing as `options` say.
+Status inspect_model(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes,
+                     const InspectOptions& options, ModelSummary* summary);
+
+// Names of the graph optimizer's passes (for --disable-pass), sorted.
+std::vector<std::string> optimization_pass_names();
 
 // Op types kiln can import and run, as "Conv" or "domain.Op", sorted.
 std::vector<std::string> supported_op_types();

@@ -20,6 +20,11 @@ struct SessionOptions {
   std::vector<std::string> disabled_passes;
   // Print each pass's time and node counts to stderr while loading (also KILN_DUMP_PASSES=1).
   bool dump_passes = false;
+  // Also print the graph after each pass that changed it (also KILN_DUMP_PASSES=graph).
+  bool dump_pass_graphs = false;
+  // Lay convolutions out channels-last (NHWC) even where the backend does not ask for it
+  // (to see the layout pass at work on the CPU; the numbers stay the same).
+  bool prefer_channels_last = false;
 };
 
 // Name, element type and shape of a model input or output. A dynamic dimension is -1 and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/inspect_optimize.h"
 #include "api/tensor_info.h"
 #include "core/error.h"
 #include "onnx/importer.h"
@@ -151,9 +152,15 @@ Status inspect_impl(const std::string& path, const std::map<std::string, std::ve
 
 Status inspect_model(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes,
                      ModelSummary* summary) {
+  return inspect_model(path, shapes, InspectOptions{}, summary);
+}
+
+Status inspect_model(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes,
+                     const InspectOptions& options, ModelSummary* summary) {
   *summary = ModelSummary{};
   try {
-    return inspect_impl(path, shapes, summary);
+    KILN_RETURN_IF_ERROR(inspect_impl(path, shapes, summary));
+    return options.optimize ? inspect_optimized(path, options, summary) : Status::OK();
   } catch (const std::exception& e) {
     return {StatusCode::kInternal, e.what()};
   }

@@ -48,7 +48,9 @@ Status load_impl(const std::string& path, const SessionOptions& options, std::un
   opt.level = options.optimization_level;
   opt.backend = "cpu";
   opt.disabled_passes.insert(options.disabled_passes.begin(), options.disabled_passes.end());
-  opt.dump = options.dump_passes;
+  opt.dump = options.dump_passes || options.dump_pass_graphs;
+  opt.dump_graph = options.dump_pass_graphs;
+  opt.prefer_channels_last = options.prefer_channels_last;
   builder::apply_environment(&opt);
   KILN_RETURN_IF_ERROR(builder::optimize_graph(*g, opt));
   *session = std::make_unique<CpuSession>(std::move(g));

@@ -87,5 +87,6 @@ void register_control_ops(OpRegistry& r);
 void register_rnn_ops(OpRegistry& r);
 void register_extra_nn_ops(OpRegistry& r);
 void register_extra_vision_ops(OpRegistry& r);
+void register_layout_ops(OpRegistry& r);  // layout_ops.cpp: kiln.ChannelsLastPool
 
 }  // namespace kiln::ops

@@ -18,6 +18,8 @@
 #include "commands.h"
 #include "kiln/kiln.h"
 #include "kiln/tensor_io.h"
+#include "cli_util.h"
+#include "opt_flags.h"
 #include "tensor_compare.h"
 
 namespace fs = std::filesystem;
@@ -30,6 +32,8 @@ struct CheckOptions {
   double rtol = 1e-3;
   double atol = 1e-5;
   int timeout_s = 120;
+  OptimizerFlags optimizer;
+  SessionOptions session;  // from the flags above, checked once before the tests run
 };
 
 enum class Outcome { kPass, kFail, kSkip };
@@ -90,7 +94,7 @@ TestResult run_data_set(Session& s, const fs::path& dir, const CheckOptions& opt
 }
 
 TestResult run_test(const fs::path& dir, const CheckOptions& opt) {
-  SessionOptions so;
+  SessionOptions so = opt.session;
   so.backend = opt.backend;
   std::unique_ptr<Session> s;
   Status st = Session::load((dir / "model.onnx").string(), so, &s);
@@ -196,7 +200,11 @@ void add_check_command(CLI::App& app) {
   cmd->add_option("--atol", opt->atol, "Absolute tolerance");
   cmd->add_option("--timeout", opt->timeout_s, "Seconds one test may take before it counts as failed");
   cmd->add_option("paths", *paths, "Test folders, or folders of test folders")->required();
-  cmd->callback([opt, paths] { exit_code() = run_check(*paths, *opt); });
+  add_optimizer_flags(cmd, &opt->optimizer);
+  cmd->callback([opt, paths] {
+    const Status st = apply_optimizer_flags(opt->optimizer, &opt->session);
+    exit_code() = st.ok() ? run_check(*paths, *opt) : report_error(st);
+  });
 }
 
 }  // namespace kiln::cli

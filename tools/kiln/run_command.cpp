@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "kiln/kiln.h"
 #include "kiln/tensor_io.h"
+#include "opt_flags.h"
 #include "tensor_summary.h"
 
 namespace fs = std::filesystem;
@@ -30,6 +31,7 @@ struct RunOptions {
   int runs = 1;
   bool random_inputs = false;
   uint32_t seed = 0;
+  OptimizerFlags optimizer;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -173,6 +175,7 @@ Status run_model(const RunOptions& opt) {
   }
   SessionOptions so;
   so.backend = opt.backend;
+  KILN_RETURN_IF_ERROR(apply_optimizer_flags(opt.optimizer, &so));
   std::unique_ptr<Session> session;
   auto start = Clock::now();
   KILN_RETURN_IF_ERROR(Session::load(opt.model, so, &session));
@@ -209,6 +212,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--random-inputs", opt->random_inputs, "Feed seeded random data to inputs not given (dynamic dims = 1)");
   cmd->add_option("--shape", opt->shapes, "Shape of a random input, NAME=d1,d2,...");
   cmd->add_option("--seed", opt->seed, "Seed of --random-inputs");
+  add_optimizer_flags(cmd, &opt->optimizer);
   cmd->callback([opt] {
     const Status st = run_model(*opt);
     exit_code() = st.ok() ? 0 : report_error(st);

@@ -81,5 +81,6 @@ void register_control_kernels(KernelRegistry& r);
 void register_rnn_kernels(KernelRegistry& r);
 void register_extra_nn_kernels(KernelRegistry& r);
 void register_extra_vision_kernels(KernelRegistry& r);
+void register_layout_kernels(KernelRegistry& r);  // layout_ops.cpp: kiln.ChannelsLastPool
 
 }  // namespace kiln::cpu
