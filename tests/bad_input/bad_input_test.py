@@ -216,6 +216,21 @@ def case_unknown_subcommand_option(work, shared):
     return ["run", model, "--no-such-flag"], ["--no-such-flag"]
 
 
+def case_unknown_pass(work, shared):
+    model = add_model(work)
+    return ["run", model, "--random-inputs", "--disable-pass", "no_such_pass"], ["no_such_pass", "no pass"]
+
+
+def case_check_unknown_pass(work, shared):
+    test_dir = os.path.dirname(os.path.join(shared, CONFORMANCE_MODEL))
+    return ["check", test_dir, "--disable-pass", "no_such_pass"], ["no_such_pass", "no pass"]
+
+
+def case_bad_opt_level(work, shared):
+    model = add_model(work)
+    return ["inspect", model, "-O7"], ["--opt-level", "7"]
+
+
 # ---------------------------------------------------------------- good-path cases
 # Each returns (kiln arguments, words stdout must contain, a check of the files or None).
 

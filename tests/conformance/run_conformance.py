@@ -16,6 +16,7 @@ def main() -> int:
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--min-pass", type=float, default=0.98)
     ap.add_argument("--log", help="where to write kiln check's full output")
+    ap.add_argument("--opt-level", type=int, default=2, help="kiln's graph optimization level")
     args = ap.parse_args()
 
     suite = pathlib.Path(args.suite)
@@ -24,7 +25,7 @@ def main() -> int:
         print(f"conformance suite not found at {tests_dir}", file=sys.stderr)
         return 1
     required = set((suite / "required.txt").read_text().split())
-    proc = subprocess.run([args.kiln, "check", "--backend", args.backend, str(tests_dir)],
+    proc = subprocess.run([args.kiln, "check", "--backend", args.backend, f"-O{args.opt_level}", str(tests_dir)],
                           capture_output=True, text=True)
     out = proc.stdout
     if args.log:

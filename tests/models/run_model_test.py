@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One real-model test: runs MODEL with kiln and with ONNX Runtime on the same inputs and compares.
 
-  run_model_test.py MODEL --kiln BIN --models-dir DIR --work-dir DIR [--node NODE]
+  run_model_test.py MODEL --kiln BIN --models-dir DIR --work-dir DIR [--node NODE] [--opt-level N]
 
 Inputs and the model come from DIR (models/, filled by scripts/fetch_models.sh). ORT's outputs
 are cached in DIR/testdata/MODEL/ort/ and recomputed when the model or an input changes.
@@ -60,6 +60,7 @@ def main() -> None:
     parser.add_argument("--models-dir", required=True, type=Path)
     parser.add_argument("--work-dir", required=True, type=Path)
     parser.add_argument("--node", default="node")
+    parser.add_argument("--opt-level", type=int, default=2, help="kiln's graph optimization level")
     args = parser.parse_args()
 
     case_dir = args.models_dir / "testdata" / args.model
@@ -73,10 +74,10 @@ def main() -> None:
     kiln_dir = args.work_dir / "kiln"
     shutil.rmtree(kiln_dir, ignore_errors=True)
     kiln_dir.mkdir(parents=True)
-    cmd = [args.kiln, "run", model]
+    cmd = [args.kiln, "run", model, f"-O{args.opt_level}"]
     for name, f in feeds.items():
         cmd += ["--input", f"{name}={case_dir / f}"]
-    run(cmd + ["--output-dir", kiln_dir], "kiln run")
+    run(cmd + ["--output-dir", kiln_dir], f"kiln run -O{args.opt_level}")
 
     ort_dir = ort_outputs(args, model, feeds, case_dir)
     result = subprocess.run([sys.executable, HERE / "compare.py", case_dir, kiln_dir, ort_dir])
