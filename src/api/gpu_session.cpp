@@ -6,6 +6,7 @@
 #include "api/tensor_info.h"
 #include "backends/gpu/device.h"
 #include "core/error.h"
+#include "runtime/cpu_executor.h"
 #include "runtime/gpu_executor.h"
 
 namespace kiln {
@@ -13,8 +14,8 @@ namespace {
 
 class GpuSession final : public Session {
  public:
-  GpuSession(std::unique_ptr<ir::Graph> g, std::unique_ptr<runtime::GpuExecutor> ex)
-      : graph_(std::move(g)), executor_(std::move(ex)) {
+  GpuSession(std::unique_ptr<ir::Graph> g, std::unique_ptr<runtime::GpuExecutor> ex, bool cpu_when_unsupported)
+      : graph_(std::move(g)), executor_(std::move(ex)), cpu_when_unsupported_(cpu_when_unsupported) {
     for (const ir::Value* v : graph_->inputs) inputs_.push_back(tensor_info_of(*v));
     for (const ir::Value* v : graph_->outputs) outputs_.push_back(tensor_info_of(*v));
   }
@@ -25,7 +26,14 @@ class GpuSession final : public Session {
 
   Status run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) override {
     try {
-      return executor_->run(inputs, outputs);
+      if (cpu_) return cpu_->run(inputs, outputs);
+      Status st = executor_->run(inputs, outputs);
+      if (st.code() == StatusCode::kUnsupported && cpu_when_unsupported_) {
+        std::fprintf(stderr, "kiln: warning: running on the CPU: %s\n", st.message().c_str());
+        cpu_ = std::make_unique<runtime::CpuExecutor>(*graph_);
+        return cpu_->run(inputs, outputs);
+      }
+      return st;
     } catch (const std::exception& e) {
       return {StatusCode::kInternal, e.what()};
     }
@@ -34,6 +42,8 @@ class GpuSession final : public Session {
  private:
   std::unique_ptr<ir::Graph> graph_;
   std::unique_ptr<runtime::GpuExecutor> executor_;
+  bool cpu_when_unsupported_;
+  std::unique_ptr<runtime::CpuExecutor> cpu_;
   std::vector<TensorInfo> inputs_, outputs_;
 };
 
@@ -41,7 +51,7 @@ class GpuSession final : public Session {
 
 bool cuda_backend_available() { return gpu::device_count() > 0; }
 
-Status create_gpu_session(std::unique_ptr<ir::Graph> g, const SessionOptions& options, std::unique_ptr<Session>* out) {
+Status create_gpu_session(std::unique_ptr<ir::Graph>& g, const SessionOptions& options, std::unique_ptr<Session>* out) {
   const std::string& p = options.precision;
   if (p != "fp32" && p != "tf32" && p != "fp16" && p != "bf16") {
     return invalid_argument("unknown precision '{}' (expected fp32, tf32, fp16 or bf16)", p);
@@ -60,11 +70,14 @@ Status create_gpu_session(std::unique_ptr<ir::Graph> g, const SessionOptions& op
     all_static = all_static && v->type.is_concrete();
     if (all_static) shapes.push_back(v->type.concrete());
   }
+  const bool is_auto = options.backend == "auto";
   if (all_static) {
-    KILN_RETURN_IF_ERROR(ex->prepare(shapes));
+    const Status st = ex->prepare(shapes);
+    if (st.code() == StatusCode::kUnsupported && is_auto) return Status::OK();  // the caller runs it on the CPU
+    KILN_RETURN_IF_ERROR(st);
     if (eo.instance.layer.verbose) std::fprintf(stderr, "%s", ex->last_instance()->describe().c_str());
   }
-  *out = std::make_unique<GpuSession>(std::move(g), std::move(ex));
+  *out = std::make_unique<GpuSession>(std::move(g), std::move(ex), is_auto);
   return Status::OK();
 }
 

@@ -11,7 +11,10 @@ namespace kiln {
 bool cuda_backend_available();
 
 // Takes an optimized graph; builds the plan for its input shapes right away when they are all
-// static (so tactic timing and unsupported-op errors happen at load).
-Status create_gpu_session(std::unique_ptr<ir::Graph> g, const SessionOptions& options, std::unique_ptr<Session>* out);
+// static (so tactic timing and unsupported-op errors happen at load). With backend "auto", a
+// graph the GPU executor cannot plan (data-dependent shapes, subgraphs) runs on the CPU
+// instead: at load (then *g is left to the caller and *out stays empty with an OK status), or
+// at run time for shapes first seen then.
+Status create_gpu_session(std::unique_ptr<ir::Graph>& g, const SessionOptions& options, std::unique_ptr<Session>* out);
 
 }  // namespace kiln

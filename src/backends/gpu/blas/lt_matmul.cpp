@@ -108,6 +108,7 @@ LtMatmul::LtMatmul(Device& dev, const MatmulProblem& p, const LayerBuildOptions&
     KILN_CUDA_CHECK(cudaMemset(a.data(), 0, a.bytes()));
     KILN_CUDA_CHECK(cudaMemset(b.data(), 0, b.bytes()));
     KILN_CUDA_CHECK(cudaMemset(bias.data(), 0, bias.bytes()));
+    KILN_CUDA_CHECK(cudaDeviceSynchronize());  // the memsets ran on the legacy stream, not ours
     const MatmulPointers ptr{a.data(), b.data(), d.data(), bias.data(), d.data()};
     for (int i = 0; i < returned; ++i) {
       const float ms = time_candidate(dev.stream(), [&] { run_one(ptr, results[i].algo, ws.data(), results[i].workspaceSize, dev.stream()); });

@@ -47,6 +47,7 @@ class ConvLayer final : public Layer {
       KILN_CUDA_CHECK(cudaMemset(w_scratch.data(), 0, s_->w_bytes));
       w = w_scratch.data();
     }
+    KILN_CUDA_CHECK(cudaDeviceSynchronize());  // the memsets above ran on the legacy stream
     std::string timing;
     if (opt.time_tactics) {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -87,6 +88,7 @@ class ConvLayer final : public Layer {
       if (!s_->bias() && s_->has_bias_input) {
         bias_scratch = DeviceBuffer(s_->bias_bytes);
         KILN_CUDA_CHECK(cudaMemset(bias_scratch.data(), 0, s_->bias_bytes));
+        KILN_CUDA_CHECK(cudaDeviceSynchronize());
         trial.inputs[2] = bias_scratch.data();
       }
       trial.outputs = {y.data()};

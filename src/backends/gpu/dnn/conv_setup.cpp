@@ -148,6 +148,7 @@ Status ConvSetup::create(LayerBuildContext& ctx, std::unique_ptr<ConvSetup>* out
     // The fused cuDNN call always adds a bias: give it zeros.
     s->b_own = DeviceBuffer(s->bias_bytes);
     KILN_CUDA_CHECK(cudaMemset(s->b_own.data(), 0, s->bias_bytes));
+    KILN_CUDA_CHECK(cudaDeviceSynchronize());  // cudaMemset runs on the legacy stream, not ours
   }
   KILN_CUDNN_CHECK(cudnnSetActivationDescriptor(s->act_desc, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
 
