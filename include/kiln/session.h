@@ -25,6 +25,11 @@ struct SessionOptions {
   // Lay convolutions out channels-last (NHWC) even where the backend does not ask for it
   // (to see the layout pass at work on the CPU; the numbers stay the same).
   bool prefer_channels_last = false;
+  // GPU arithmetic: "fp32" (strict IEEE fp32, no TF32), "tf32" (fp32 tensors, TF32 tensor
+  // cores), "fp16" or "bf16" (half-precision tensors where accuracy allows).
+  std::string precision = "fp32";
+  // Record each input shape's layers as one CUDA graph after its first run and replay it.
+  bool use_cuda_graph = true;
 };
 
 // Name, element type and shape of a model input or output. A dynamic dimension is -1 and

@@ -1,6 +1,9 @@
 #include "kiln/session.h"
 
 #include "api/tensor_info.h"
+#ifdef KILN_HAVE_CUDA
+#include "api/gpu_session.h"
+#endif
 #include "builder/optimize.h"
 #include "core/error.h"
 #include "ir/verifier.h"
@@ -36,23 +39,35 @@ class CpuSession final : public Session {
 };
 
 Status load_impl(const std::string& path, const SessionOptions& options, std::unique_ptr<Session>* session) {
-  if (options.backend != "auto" && options.backend != "cpu") {
-    if (options.backend == "cuda") return unsupported("backend 'cuda' is not implemented yet (CPU only so far)");
+  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda") {
     return invalid_argument("unknown backend '{}' (expected auto, cpu or cuda)", options.backend);
   }
+#ifdef KILN_HAVE_CUDA
+  const bool use_cuda = options.backend == "cuda" || (options.backend == "auto" && cuda_backend_available());
+#else
+  if (options.backend == "cuda") return unsupported("backend 'cuda': this kiln was built without the CUDA backend");
+  const bool use_cuda = false;
+#endif
   std::unique_ptr<ir::Graph> g;
   KILN_RETURN_IF_ERROR(onnx_io::import_model_file(path, &g));
   KILN_RETURN_IF_ERROR(runtime::infer_graph_types(*g));
   KILN_RETURN_IF_ERROR(ir::verify_graph(*g));
   builder::OptimizeOptions opt;
   opt.level = options.optimization_level;
-  opt.backend = "cpu";
+  opt.backend = use_cuda ? "cuda" : "cpu";
+  opt.precision = use_cuda ? options.precision : "fp32";  // the CPU backend computes in the model's types
   opt.disabled_passes.insert(options.disabled_passes.begin(), options.disabled_passes.end());
   opt.dump = options.dump_passes || options.dump_pass_graphs;
   opt.dump_graph = options.dump_pass_graphs;
   opt.prefer_channels_last = options.prefer_channels_last;
   builder::apply_environment(&opt);
   KILN_RETURN_IF_ERROR(builder::optimize_graph(*g, opt));
+#ifdef KILN_HAVE_CUDA
+  if (use_cuda) {
+    KILN_RETURN_IF_ERROR(create_gpu_session(g, options, session));
+    if (*session) return Status::OK();
+  }
+#endif
   *session = std::make_unique<CpuSession>(std::move(g));
   return Status::OK();
 }
