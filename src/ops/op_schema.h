@@ -88,5 +88,6 @@ void register_rnn_ops(OpRegistry& r);
 void register_extra_nn_ops(OpRegistry& r);
 void register_extra_vision_ops(OpRegistry& r);
 void register_layout_ops(OpRegistry& r);  // layout_ops.cpp: kiln.ChannelsLastPool
+void register_fused_ops(OpRegistry& r);  // kiln.FusedConv, kiln.FusedGemm (fused_conv.cpp)
 
 }  // namespace kiln::ops

@@ -25,6 +25,7 @@ OpRegistry::OpRegistry() {
   register_extra_vision_ops(*this);
   register_extra_nn_ops(*this);
   register_layout_ops(*this);
+  register_fused_ops(*this);
 }
 
 void OpRegistry::add(OpSchema schema) {

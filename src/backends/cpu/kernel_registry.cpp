@@ -35,6 +35,7 @@ KernelRegistry::KernelRegistry() {
   register_extra_vision_kernels(*this);
   register_extra_nn_kernels(*this);
   register_layout_kernels(*this);
+  register_fused_kernels(*this);
 }
 
 void KernelRegistry::add(const std::string& op_type, Kernel k, const std::string& domain) {
