@@ -87,6 +87,7 @@ void register_control_ops(OpRegistry& r);
 void register_rnn_ops(OpRegistry& r);
 void register_extra_nn_ops(OpRegistry& r);
 void register_extra_vision_ops(OpRegistry& r);
+void register_fused_elementwise_ops(OpRegistry& r);  // fused_elementwise.cpp: kiln.FusedElementwise
 void register_layout_ops(OpRegistry& r);  // layout_ops.cpp: kiln.ChannelsLastPool
 void register_fused_ops(OpRegistry& r);  // kiln.FusedConv, kiln.FusedGemm (fused_conv.cpp)
 

@@ -24,6 +24,7 @@ OpRegistry::OpRegistry() {
   register_rnn_ops(*this);
   register_extra_vision_ops(*this);
   register_extra_nn_ops(*this);
+  register_fused_elementwise_ops(*this);
   register_layout_ops(*this);
   register_fused_ops(*this);
 }

@@ -81,6 +81,7 @@ void register_control_kernels(KernelRegistry& r);
 void register_rnn_kernels(KernelRegistry& r);
 void register_extra_nn_kernels(KernelRegistry& r);
 void register_extra_vision_kernels(KernelRegistry& r);
+void register_fused_elementwise_kernels(KernelRegistry& r);  // fused_elementwise.cpp
 void register_layout_kernels(KernelRegistry& r);  // layout_ops.cpp: kiln.ChannelsLastPool
 void register_fused_kernels(KernelRegistry& r);  // fused_conv.cpp: kiln.FusedConv, kiln.FusedGemm
 

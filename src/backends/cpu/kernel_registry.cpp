@@ -34,6 +34,7 @@ KernelRegistry::KernelRegistry() {
   register_rnn_kernels(*this);
   register_extra_vision_kernels(*this);
   register_extra_nn_kernels(*this);
+  register_fused_elementwise_kernels(*this);
   register_layout_kernels(*this);
   register_fused_kernels(*this);
 }
