@@ -42,13 +42,14 @@ TEST(MemoryPlan, OverlappingLifetimesGetDisjointBytes) {
 }
 
 TEST(MemoryPlan, BestFitPicksTheSmallestGap) {
-  // big1 and big2 live throughout with a 1 KiB gap and a 4 KiB gap between three walls; a
-  // 1000-byte tensor should land in the 1 KiB gap.
-  std::vector<PlanTensor> ts = {{"w0", 8192, 0, 9}, {"gap4k", 4096, 0, 1}, {"w1", 8192, 0, 9},
-                                {"gap1k", 1024, 0, 1}, {"w2", 8192, 0, 9}, {"small", 1000, 2, 3}};
+  // Placed largest first: a, hole4k, b, then hole1k, c. While `small` lives only a, b and c
+  // do, leaving a 4 KiB gap (hole4k's bytes) and a 1 KiB gap (hole1k's): best fit takes the 1 KiB one.
+  std::vector<PlanTensor> ts = {{"a", 4096, 0, 9}, {"hole4k", 4096, 0, 1}, {"b", 4096, 0, 9},
+                                {"hole1k", 1024, 0, 1}, {"c", 1024, 0, 9}, {"small", 1000, 2, 3}};
   const MemoryPlan p = plan_memory(ts);
   expect_valid(ts, p);
-  EXPECT_EQ(p.offsets[5], p.offsets[3]);
+  EXPECT_EQ(p.offsets[5], p.offsets[3]) << p.to_string(ts);
+  EXPECT_EQ(p.arena_bytes, 4096u * 3 + 1024 * 2);
 }
 
 TEST(MemoryPlan, AliasIsHonouredOnlyWhenTheSourceIsDead) {
