@@ -7,7 +7,8 @@
 // needs no Transpose inside:
 //   - elementwise ops whose other operands are scalars, constants (permuted at build time)
 //     or channels-last themselves, and kiln.FusedElementwise with such operands;
-//   - Concat of channels-last inputs (its axis is remapped);
+//   - Concat of channels-last or constant inputs (its axis is remapped);
+//   - Resize (given `axes`, so scales, sizes and roi stay as they are);
 //   - pools, which become kiln.ChannelsLastPool (src/ops/layout_ops.cpp).
 // Anything else (Reshape, Flatten, Gemm, Softmax, graph outputs, ...) reads the original
 // channels-first value, which a Transpose recreates from the twin only when something reads
@@ -117,6 +118,7 @@ class LayoutAssigner {
     if (n->domain == "kiln" && n->op_type == "FusedElementwise") return convert_elementwise(n, rank, n->inputs.size());
     if (n->domain.empty() && n->op_type == "Concat") return convert_concat(n, rank);
     if (n->domain.empty() && ops::is_channels_last_pool_mode(n->op_type)) return convert_pool(n, rank);
+    if (n->domain.empty() && n->op_type == "Resize") return convert_resize(n, rank);
     return false;
   }
 
@@ -159,16 +161,31 @@ class LayoutAssigner {
     return true;
   }
 
+  // Inputs channels-last or constant (exporters pad channels by concatenating zeros).
   bool convert_concat(ir::Node* n, int rank) {
     for (const ir::Value* v : n->inputs) {
-      if (!v || !twin_.count(v) || rank_of(v) != rank) return false;
+      if (!v || rank_of(v) != rank || (!twin_.count(v) && !v->is_constant())) return false;
     }
     int64_t axis = n->attr_i("axis", 0);
     if (axis < 0) axis += rank;
     const std::vector<int64_t> perm = ops::to_channels_last_perm(rank);
     const int64_t new_axis = std::find(perm.begin(), perm.end(), axis) - perm.begin();
-    for (size_t i = 0; i < n->inputs.size(); ++i) set_input(n, i, twin_.at(n->inputs[i]));
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      ir::Value* v = n->inputs[i];
+      set_input(n, i, twin_.count(v) ? twin_.at(v) : constant_twin(v, rank));
+    }
     n->attrs["axis"] = int_attr(new_axis);
+    convert_outputs(n);
+    return true;
+  }
+
+  // Resize names the axes its scales/sizes/roi address (opset 18): listing the channels-first
+  // axes' positions in the channels-last tensor keeps those inputs as they are.
+  bool convert_resize(ir::Node* n, int rank) {
+    if (n->has_attr("axes") || rank_of(n->input(0)) != rank || !native_.count(n->input(0))) return false;
+    set_input(n, 0, twin_.at(n->input(0)));
+    n->attrs["axes"] = ints_attr(ops::to_channels_first_perm(rank));
+    n->opset = std::max(n->opset, 18);
     convert_outputs(n);
     return true;
   }

@@ -160,6 +160,22 @@ TEST(AssignLayout, WindowPoolsAgree) {
   EXPECT_EQ(count_ops(*g, "Transpose"), 2);
 }
 
+// An FPN-like upsampling (Resize by scales, then Add) and a channel padding by a constant
+// Concat stay channels-last.
+TEST(AssignLayout, CarriesResizeAndConstantConcat) {
+  const std::string text = std::string(kHeader) + "\ng (float[1,4,4,4] x, float[1,4,8,8] x2) => (float[1,8,8,8] y) <" +
+                           initializer("w1", {4, 4, 3, 3}, 1) + ", " + initializer("b1", {4}, 2) + ", " +
+                           initializer("zeros", {1, 4, 8, 8}, 3) + R"(, float[4] scales = {1, 1, 2, 2}> {
+  c1 = kiln.FusedConv<pads = [1, 1, 1, 1]>(x, w1, b1)
+  up = Resize<mode = "linear">(c1, , scales)
+  c2 = kiln.FusedConv<pads = [1, 1, 1, 1]>(x2, w1, b1)
+  s = Add(up, c2)
+  y = Concat<axis = 1>(s, zeros)
+})";
+  auto g = run_layout(text);
+  EXPECT_EQ(count_ops(*g, "Transpose"), 3);  // x and x2 in, y out
+}
+
 // A MaxPool with an Indices output stays channels-first.
 TEST(AssignLayout, MaxPoolWithIndicesStays) {
   const std::string text = std::string(kHeader) + "\ng (float[1,4,8,8] x) => (float[1,4,4,4] y, int64[1,4,4,4] i) <" +
