@@ -24,7 +24,7 @@ void unary_case(const std::string& op, DType t, const std::vector<int64_t>& shap
 }
 
 TEST(GpuKernelsElementwise, FloatUnary) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   const char* ops[] = {"Relu",  "Sigmoid", "Tanh", "Exp",      "Erf",      "Floor",    "Ceil", "Abs",
                        "Neg",   "Softplus", "HardSwish", "Sin", "Cos", "Softsign", "Round"};
   for (DType t : kFloats) {
@@ -36,7 +36,7 @@ TEST(GpuKernelsElementwise, FloatUnary) {
 }
 
 TEST(GpuKernelsElementwise, UnaryWithAttributes) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : kFloats) {
     const std::vector<int64_t> shape = {3, 65};
     unary_case("LeakyRelu", t, shape, "<alpha = 0.2>");
@@ -51,7 +51,7 @@ TEST(GpuKernelsElementwise, UnaryWithAttributes) {
 }
 
 TEST(GpuKernelsElementwise, IntegerUnary) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : {DType::kInt32, DType::kInt64}) {
     for (const char* op : {"Relu", "Abs", "Neg", "Sign"}) unary_case(op, t, {5, 13}, "", -50, 50);
   }
@@ -70,7 +70,7 @@ const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> kPairs 
     {{2, 1, 5}, {3, 1}}, {{2, 3, 4, 5}, {3, 1, 1}}, {{1000, 3}, {1, 3}}, {{0, 3}, {3}}};
 
 TEST(GpuKernelsElementwise, Arithmetic) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kInt32, DType::kInt64}) {
     for (const auto& [a, b] : kPairs) {
       for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) binary_case(op, t, a, b, -20, 20);
@@ -80,7 +80,7 @@ TEST(GpuKernelsElementwise, Arithmetic) {
 }
 
 TEST(GpuKernelsElementwise, ComparisonsGiveBool) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : {DType::kFloat32, DType::kFloat16, DType::kInt32, DType::kInt64}) {
     for (const auto& [a, b] : kPairs) {
       for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) {
@@ -91,7 +91,7 @@ TEST(GpuKernelsElementwise, ComparisonsGiveBool) {
 }
 
 TEST(GpuKernelsElementwise, Logic) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (const auto& [a, b] : kPairs) {
     for (const char* op : {"And", "Or", "Xor"}) binary_case(op, DType::kBool, a, b);
   }
@@ -99,7 +99,7 @@ TEST(GpuKernelsElementwise, Logic) {
 }
 
 TEST(GpuKernelsElementwise, PReluSlopePerChannel) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : kFloats) {
     const std::vector<In> ins = {{"x", t, {2, 3, 4, 5}}, {"s", t, {3, 1, 1}}};
     expect_gpu_matches_cpu(model_text(ins, type_text(t, {2, 3, 4, 5}) + " y", "y = PRelu(x, s)"), random_inputs(ins),
@@ -108,7 +108,7 @@ TEST(GpuKernelsElementwise, PReluSlopePerChannel) {
 }
 
 TEST(GpuKernelsElementwise, ClipWithConstantBounds) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : {DType::kFloat32, DType::kInt32}) {
     const std::string scalar = elem_text(t);
     const std::vector<In> ins = {{"x", t, {6, 11}}};
@@ -121,7 +121,7 @@ TEST(GpuKernelsElementwise, ClipWithConstantBounds) {
 }
 
 TEST(GpuKernelsElementwise, Cast) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   const std::pair<DType, DType> pairs[] = {
       {DType::kFloat32, DType::kFloat16}, {DType::kFloat16, DType::kFloat32}, {DType::kFloat32, DType::kBFloat16},
       {DType::kBFloat16, DType::kFloat16}, {DType::kFloat32, DType::kInt32},  {DType::kInt64, DType::kFloat32},
@@ -138,7 +138,7 @@ TEST(GpuKernelsElementwise, Cast) {
 }
 
 TEST(GpuKernelsElementwise, WhereBroadcasts) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : {DType::kFloat32, DType::kFloat16, DType::kInt64}) {
     const std::vector<In> ins = {{"c", DType::kBool, {2, 1, 7}}, {"x", t, {3, 7}}, {"z", t, {}}};
     expect_gpu_matches_cpu(model_text(ins, type_text(t, {2, 3, 7}) + " y", "y = Where(c, x, z)"), random_inputs(ins),

@@ -15,7 +15,7 @@ void run_case(const std::vector<In>& ins, DType out, const std::string& node, co
 }
 
 TEST(GpuKernelsPool, WindowedChannelsFirst) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   const std::string pools[] = {
       "MaxPool<kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]>",
       "MaxPool<kernel_shape = [2, 2], ceil_mode = 1, strides = [2, 2]>",
@@ -36,7 +36,7 @@ TEST(GpuKernelsPool, WindowedChannelsFirst) {
 }
 
 TEST(GpuKernelsPool, Global) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : kFloats) {
     for (const std::vector<int64_t>& s : {std::vector<int64_t>{2, 2048, 7, 7}, {1, 3, 224, 224}, {3, 5, 1, 1}, {2, 4, 9}}) {
       for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
@@ -48,7 +48,7 @@ TEST(GpuKernelsPool, Global) {
 }
 
 TEST(GpuKernelsNorm, SoftmaxAnyAxis) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : kFloats) {
     for (const char* op : {"Softmax", "LogSoftmax"}) {
       for (int axis : {-1, 1, 0}) {
@@ -66,7 +66,7 @@ TEST(GpuKernelsNorm, SoftmaxAnyAxis) {
 }
 
 TEST(GpuKernelsNorm, LayerNormalization) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (DType t : kFloats) {
     for (const std::vector<int64_t>& s : {std::vector<int64_t>{2, 5, 64}, {3, 3000}, {7, 1}}) {
       const int64_t c = s.back();
@@ -80,7 +80,7 @@ TEST(GpuKernelsNorm, LayerNormalization) {
 }
 
 TEST(GpuKernelsNorm, BatchNormalizationInference) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   const std::string inits =
       "<float[3] s = {1.5, -0.5, 2.0}, float[3] b = {0.1, 0.2, -0.3}, float[3] m = {0.5, -1.0, 0.0}, "
       "float[3] v = {1.0, 0.25, 4.0}>";
@@ -91,7 +91,7 @@ TEST(GpuKernelsNorm, BatchNormalizationInference) {
 // A chain the -O2 pipeline fuses into kiln.FusedElementwise on both backends (when
 // fuse_elementwise is enabled): scalar constants, a broadcast bias, Where on a comparison, Cast.
 TEST(GpuKernelsFused, ChainsAtO2) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   const std::string inits = "<float two = {2.0}, float half = {0.5}>";
   const std::string body =
       "m = Mul(x, two)\n  a = Add(m, b)\n  s = Sigmoid(a)\n  c = Greater(a, half)\n  w = Where(c, s, a)\n"
@@ -109,7 +109,7 @@ TEST(GpuKernelsFused, ChainsAtO2) {
 
 // The node written directly (level 0): two inputs broadcast against each other, bool input.
 TEST(GpuKernelsFused, DirectNode) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   const std::string node =
       "y = kiln.FusedElementwise<body = body (float[2,1,5] p, float[3,1] q, bool[3,5] k) => (float r) {\n"
       "    d = Sub(p, q)\n    e = Exp(d)\n    l = LeakyRelu<alpha = 0.1>(d)\n    r = Where(k, e, l)\n  }>(x, z, c)";
