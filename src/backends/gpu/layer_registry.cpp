@@ -8,13 +8,11 @@ namespace kiln::gpu {
 // Each family of layers registers itself here (one line per family, defined in its folder).
 void register_dnn_layers(LayerRegistry& r);   // dnn/: cuDNN convolutions
 void register_blas_layers(LayerRegistry& r);  // blas/: cuBLASLt Gemm, MatMul
-void register_kernel_layers(LayerRegistry& r);  // kernels/: kiln's own CUDA kernels
 
 LayerRegistry::LayerRegistry() {
   register_kernel_layers(*this);  // kernels/: kiln's own kernels
   register_dnn_layers(*this);
   register_blas_layers(*this);
-  register_kernel_layers(*this);
 }
 
 LayerRegistry& LayerRegistry::instance() {
