@@ -47,6 +47,25 @@ TEST(GpuKernelsPool, Global) {
   }
 }
 
+// kiln.ChannelsLastPool: (N, H, W, C); C = 16 takes the 16-byte-over-C path, C = 3 the scalar one.
+TEST(GpuKernelsPool, ChannelsLast) {
+  KILN_KERNEL_TEST_START();
+  const std::string pools[] = {
+      "mode = \"MaxPool\", kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]",
+      "mode = \"AveragePool\", kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1",
+      "mode = \"AveragePool\", kernel_shape = [2, 2], ceil_mode = 1, strides = [2, 2]",
+      "mode = \"GlobalAveragePool\"", "mode = \"GlobalMaxPool\""};
+  for (DType t : kFloats) {
+    for (int64_t c : {16, 3}) {
+      int k = 0;
+      for (const std::string& p : pools) {
+        run_case({{"x", t, {2, 13, 11, c}}}, t, "y = kiln.ChannelsLastPool<" + p + ">(x)",
+                 "nhwc_pool" + std::to_string(k++) + "_c" + std::to_string(c) + "_" + dtype_name(t));
+      }
+    }
+  }
+}
+
 TEST(GpuKernelsNorm, SoftmaxAnyAxis) {
   KILN_KERNEL_TEST_START();
   for (DType t : kFloats) {
