@@ -18,7 +18,6 @@ struct InspectOptions {
   std::vector<std::string> shapes;
   bool graph = false;
   bool optimized = false;
-  bool prefer_channels_last = false;
   OptimizerFlags optimizer;
 };
 
@@ -97,7 +96,7 @@ int run_inspect(const InspectOptions& opt, bool optimize) {
   io.optimize = optimize;
   io.optimization_level = session.optimization_level;
   io.disabled_passes = session.disabled_passes;
-  io.prefer_channels_last = opt.prefer_channels_last;
+  io.prefer_channels_last = session.prefer_channels_last;
   io.dump_passes = session.dump_passes;
   io.dump_pass_graphs = session.dump_pass_graphs;
   ModelSummary summary;
@@ -124,12 +123,10 @@ void add_inspect_command(CLI::App& app) {
                 "Print the graph in kiln's IR text form (after shape inference, or after optimization) instead");
   cmd->add_flag("--optimized", opt->optimized,
                 "Also optimize the model as a session would and print node counts per op type before and after");
-  cmd->add_flag("--prefer-channels-last", opt->prefer_channels_last,
-                "Optimize as for a backend that prefers channels-last (NHWC) convolutions");
   add_optimizer_flags(cmd, &opt->optimizer);
   cmd->callback([opt, cmd] {
     // Any optimizer flag asks for the optimizer; plain `kiln inspect` shows the model as imported.
-    const bool optimize = opt->optimized || opt->prefer_channels_last || cmd->count("--opt-level") > 0 ||
+    const bool optimize = opt->optimized || opt->optimizer.prefer_channels_last || cmd->count("--opt-level") > 0 ||
                           cmd->count("--dump-passes") > 0 || cmd->count("--disable-pass") > 0;
     exit_code() = run_inspect(*opt, optimize);
   });

@@ -19,6 +19,8 @@ void add_optimizer_flags(CLI::App* cmd, OptimizerFlags* flags) {
                 "each pass that changed it)")
       ->check(CLI::IsMember({"0", "1", "graph"}));
   cmd->add_option("--disable-pass", flags->disabled, "Skip an optimization pass by name (repeatable)");
+  cmd->add_flag("--prefer-channels-last", flags->prefer_channels_last,
+                "Optimize as for a backend that prefers channels-last (NHWC) convolutions");
 }
 
 Status apply_optimizer_flags(const OptimizerFlags& flags, SessionOptions* options) {
@@ -34,6 +36,7 @@ Status apply_optimizer_flags(const OptimizerFlags& flags, SessionOptions* option
   options->disabled_passes = flags.disabled;
   options->dump_passes = flags.dump_passes();
   options->dump_pass_graphs = flags.dump_graphs();
+  options->prefer_channels_last = flags.prefer_channels_last;
   return Status::OK();
 }
 

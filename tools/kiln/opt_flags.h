@@ -3,6 +3,7 @@
 //   --dump-passes[=graph]     per-pass time and node counts on stderr (=graph: also the graph
 //                             after every pass that changed it); env KILN_DUMP_PASSES=1|graph
 //   --disable-pass NAME       skip a pass (repeatable); env KILN_DISABLE_PASSES=a,b
+//   --prefer-channels-last    lay convolutions out NHWC as for a backend that wants it
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
@@ -17,6 +18,7 @@ struct OptimizerFlags {
   int level = 2;
   std::string dump;  // "" (off), "1" or "graph"
   std::vector<std::string> disabled;
+  bool prefer_channels_last = false;
 
   bool dump_passes() const { return !dump.empty() && dump != "0"; }
   bool dump_graphs() const { return dump == "graph"; }
