@@ -11,6 +11,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 kiln="${1:-$root/build/kiln}"
 shift || true
 models=(resnet50 ppocr_det ppocr_rec blazeface)
+# Concrete sizes for the dynamic dims (the cost table needs them; the optimizer itself works on
+# the declared shapes, as a session does).
+declare -A shapes=([ppocr_det]="--shape x=1,3,640,640" [ppocr_rec]="--shape x=1,3,48,320")
 err="$(mktemp)"
 trap 'rm -f "$err"' EXIT
 
@@ -22,7 +25,8 @@ for m in "${models[@]}"; do
   fi
   echo "== $m"
   # The per-pass lines go to stderr, the summary to stdout.
-  if ! out="$("$kiln" inspect --optimized --dump-passes "$@" "$model" 2>"$err")"; then
+  # shellcheck disable=SC2086  # the shape option is two words
+  if ! out="$("$kiln" inspect --optimized --dump-passes ${shapes[$m]:-} "$@" "$model" 2>"$err")"; then
     cat "$err"
     continue
   fi
