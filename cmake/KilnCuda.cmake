@@ -9,6 +9,8 @@ set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 if(CCACHE_PROGRAM)
   set(CMAKE_CUDA_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
 endif()
+# One CUDA runtime, the shared one that CUDA::cudart links, not a second static copy.
+set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
 enable_language(CUDA)
 find_package(CUDAToolkit REQUIRED)
 

@@ -27,6 +27,8 @@ std::string conv_model(const ConvCase& cc, const Tensor& w, const Tensor& b) {
                      cc.attrs);
 }
 
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+
 class GpuConv : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(GpuConv, MatchesCpuAndUsesCudnn) {
@@ -93,6 +95,8 @@ struct FusedCase {
   bool channels_last;
   bool residual;
 };
+
+void PrintTo(const FusedCase& c, std::ostream* os) { *os << c.name; }
 
 class GpuFusedConv : public ::testing::TestWithParam<FusedCase> {};
 

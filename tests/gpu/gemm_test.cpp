@@ -34,6 +34,8 @@ struct GemmCase {
   float alpha, beta;
 };
 
+void PrintTo(const GemmCase& c, std::ostream* os) { *os << c.name; }
+
 class GpuGemm : public ::testing::TestWithParam<GemmCase> {};
 
 TEST_P(GpuGemm, MatchesCpu) {
@@ -107,6 +109,8 @@ struct MatMulCase {
   std::vector<int64_t> a, b;
   bool b_constant;
 };
+
+void PrintTo(const MatMulCase& c, std::ostream* os) { *os << c.name; }
 
 class GpuMatMul : public ::testing::TestWithParam<MatMulCase> {};
 

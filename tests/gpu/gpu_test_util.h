@@ -99,7 +99,9 @@ inline std::unique_ptr<ir::Graph> import_text(const std::string& text, const std
   std::unique_ptr<ir::Graph> g;
   const Status st = onnx_io::import_model_file(write_text_model(text, stem), &g);
   EXPECT_TRUE(st.ok()) << st.to_string();
-  if (g) EXPECT_TRUE(runtime::infer_graph_types(*g).ok());
+  if (g) {
+    EXPECT_TRUE(runtime::infer_graph_types(*g).ok());
+  }
   return g;
 }
 
