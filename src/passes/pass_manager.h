@@ -55,7 +55,7 @@ class PassManager {
   std::vector<Entry> entries_;
 };
 
-// Nodes of `g` and of all its subgraphs.
+// Nodes of `g` (top level; subgraph bodies are not counted).
 int64_t count_nodes(const ir::Graph& g);
 
 }  // namespace kiln::passes

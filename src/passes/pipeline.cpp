@@ -8,33 +8,32 @@ namespace kiln::passes {
 namespace {
 
 bool wants_channels_last(const PassContext& ctx) { return ctx.prefer_channels_last; }
+bool wants_16_bit(const PassContext& ctx) { return ctx.precision == "fp16" || ctx.precision == "bf16"; }
 
 void add_cleanups(PassManager& pm) {
-  // ENABLE-WHEN-READY (helpers uncomment their lines as their passes land):
-  // pm.add(make_eliminate_noops());
-  // pm.add(make_fold_shape_computations());
-  // pm.add(make_constant_folding());
-  // pm.add(make_eliminate_common_subexpressions());
-  // pm.add(make_eliminate_dead_code());
-  (void)pm;
+  pm.add(make_eliminate_noops());
+  pm.add(make_fold_shape_computations());
+  pm.add(make_constant_folding());
+  pm.add(make_eliminate_common_subexpressions());
+  pm.add(make_eliminate_dead_code());
 }
 
 void add_fusions(PassManager& pm) {
   // Pattern rewrites of whole subgraphs first, while the exporters' patterns are intact.
-  // pm.add(make_fuse_layernorm());
-  // pm.add(make_fuse_gelu());
-  // pm.add(make_fuse_softmax());
+  pm.add(make_fuse_layernorm());
+  pm.add(make_fuse_gelu());
+  pm.add(make_fuse_softmax());
   // Algebra into convolution/GEMM weights, then epilogue fusion into them.
-  // pm.add(make_fold_batchnorm());
-  // pm.add(make_fold_channel_affine());
-  // pm.add(make_matmul_add_to_gemm());
-  // pm.add(make_fuse_conv_bias_activation());
-  // pm.add(make_fuse_gemm_activation());
-  // pm.add(make_assign_layout(), wants_channels_last);
-  // What is left of elementwise work becomes one fused node per chain.
-  // pm.add(make_fuse_elementwise());
-  (void)pm;
-  (void)wants_channels_last;
+  pm.add(make_fold_batchnorm());
+  pm.add(make_fold_channel_affine());
+  pm.add(make_matmul_add_to_gemm());
+  pm.add(make_fuse_conv_bias_activation());
+  pm.add(make_fuse_gemm_activation());
+  pm.add(make_assign_layout(), wants_channels_last);
+  // 16-bit storage once the fused ops exist, so weights are converted after folding into them.
+  pm.add(make_lower_precision(), wants_16_bit);
+  // What is left of elementwise work becomes one fused node per chain (of 16-bit ops if lowered).
+  pm.add(make_fuse_elementwise());
 }
 
 }  // namespace
