@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 
 scripts/setup.sh || exit 1
-KILN_BUILD_DIR=build-asan KILN_CMAKE_ARGS="-DKILN_SANITIZE=ON" scripts/setup.sh || exit 1
+KILN_BUILD_DIR=build-asan KILN_CMAKE_ARGS="-DKILN_SANITIZE=ON -DKILN_CUDA=OFF" scripts/setup.sh || exit 1
 scripts/fetch_models.sh || exit 1
 
 echo "== sanitizer build (ASan + UBSan): unit, conformance and bad-input tests"
