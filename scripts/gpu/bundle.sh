@@ -14,7 +14,7 @@ rm -rf "$STAGE"
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/models"
 
 bins=("$BUILD/kiln")
-for t in "$BUILD/tests/kiln_gpu_tests" "$BUILD/tests/kiln_unit_tests"; do
+for t in "$BUILD/tests/gpu/kiln_gpu_tests" "$BUILD/tests/kiln_unit_tests"; do
   [[ -x "$t" ]] && bins+=("$t")
 done
 cp "${bins[@]}" "$STAGE/bin/"
