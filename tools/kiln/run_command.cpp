@@ -27,6 +27,8 @@ struct RunOptions {
   std::vector<std::string> shapes;  // NAME=d1,d2 for --random-inputs
   std::string output_dir;
   std::string backend = "auto";
+  std::string precision = "fp32";
+  bool no_cuda_graph = false;
   int warmup = 0;
   int runs = 1;
   bool random_inputs = false;
@@ -175,6 +177,8 @@ Status run_model(const RunOptions& opt) {
   }
   SessionOptions so;
   so.backend = opt.backend;
+  so.precision = opt.precision;
+  so.use_cuda_graph = !opt.no_cuda_graph;
   KILN_RETURN_IF_ERROR(apply_optimizer_flags(opt.optimizer, &so));
   std::unique_ptr<Session> session;
   auto start = Clock::now();
@@ -207,6 +211,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--input", opt->inputs, "An input, NAME=FILE (.npy or .pb); repeat for each input");
   cmd->add_option("--output-dir", opt->output_dir, "Write each output as DIR/<output name>.npy");
   cmd->add_option("--backend", opt->backend, "Backend to run on (auto, cpu, cuda)");
+  cmd->add_option("--precision", opt->precision, "GPU build precision: fp32 (strict), tf32, fp16, bf16");
+  cmd->add_flag("--no-cuda-graph", opt->no_cuda_graph, "Launch layer by layer instead of replaying a CUDA graph");
   cmd->add_option("--warmup", opt->warmup, "Untimed runs before the timed ones");
   cmd->add_option("--runs", opt->runs, "Timed runs; above 1 prints a timing table");
   cmd->add_flag("--random-inputs", opt->random_inputs, "Feed seeded random data to inputs not given (dynamic dims = 1)");
