@@ -30,6 +30,46 @@ struct SessionOptions {
   std::string precision = "fp32";
   // Record each input shape's layers as one CUDA graph after its first run and replay it.
   bool use_cuda_graph = true;
+  // GPU tactic timing cache on disk (layer shape, dtype, GPU and library versions -> the
+  // winning tactic), so a rebuild skips the timing. Empty: $KILN_TIMING_CACHE, else
+  // ~/.cache/kiln/timing_cache.json; "none": no cache file.
+  std::string timing_cache_path;
+  // Print every layer's chosen tactic and time while building (`kiln build --verbose`), and a
+  // progress bar on a terminal.
+  bool verbose = false;
+};
+
+// Options of Session::benchmark.
+struct BenchOptions {
+  int warmup_runs = 10;
+  int min_runs = 100;         // timed runs: at least this many ...
+  double min_seconds = 1.0;   // ... and at least this long
+  int max_runs = 100000;
+};
+
+// What Session::benchmark measured. On the GPU each run is timed with device events around
+// the network (inputs already on the device, as a serving loop keeps them); on the CPU with
+// the host clock around run().
+struct BenchResult {
+  std::vector<double> run_ms;  // one entry per timed run, in run order
+  std::string timer;           // "gpu-events" or "host-clock"
+  bool graph_captured = false;
+  // Device memory: kiln's own allocations at their peak (weights, arena, workspace, staging
+  // excluded), and the process's use as the driver reports it (includes the CUDA context).
+  size_t peak_device_bytes = 0;
+  size_t process_device_bytes = 0;
+  size_t arena_bytes = 0, workspace_bytes = 0, weight_bytes = 0;
+  // Host-clock latency of the whole run() (copies in and out included), median ms; 0 when
+  // not measured.
+  double end_to_end_median_ms = 0;
+};
+
+// One layer's time in Session::profile.
+struct LayerTime {
+  std::string name;     // node name
+  std::string op_type;  // e.g. "FusedConv"
+  std::string tactic;   // the implementation chosen at build
+  double ms = 0;        // mean per run
 };
 
 // Name, element type and shape of a model input or output. A dynamic dimension is -1 and
@@ -56,6 +96,15 @@ class Session {
 
   // Runs the model on `inputs` (by name); fills `outputs` in the order of outputs().
   virtual Status run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) = 0;
+
+  // Runs the model repeatedly on `inputs` and times each run (see BenchResult). The default
+  // times run() with the host clock.
+  virtual Status benchmark(const std::map<std::string, Tensor>& inputs, const BenchOptions& options,
+                           BenchResult* result);
+
+  // Time per layer over `iterations` runs on `inputs`, in execution order. GPU sessions only;
+  // the default says the backend cannot.
+  virtual Status profile(const std::map<std::string, Tensor>& inputs, int iterations, std::vector<LayerTime>* layers);
 };
 
 }  // namespace kiln

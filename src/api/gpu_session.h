@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 
+#include "api/gpu_plan.h"
 #include "ir/graph.h"
 #include "kiln/session.h"
 
@@ -15,6 +16,8 @@ bool cuda_backend_available();
 // graph the GPU executor cannot plan (data-dependent shapes, subgraphs) runs on the CPU
 // instead: at load (then *g is left to the caller and *out stays empty with an OK status), or
 // at run time for shapes first seen then.
-Status create_gpu_session(std::unique_ptr<ir::Graph>& g, const SessionOptions& options, std::unique_ptr<Session>* out);
+// `from_plan` (may be nullptr) brings a plan file's tactics and shape sets.
+Status create_gpu_session(std::unique_ptr<ir::Graph>& g, const SessionOptions& options, std::unique_ptr<Session>* out,
+                          const GpuPlanTactics* from_plan = nullptr);
 
 }  // namespace kiln

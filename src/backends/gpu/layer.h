@@ -15,6 +15,7 @@
 #include "ir/graph.h"
 #include "kiln/status.h"
 #include "kiln/tensor.h"
+#include "runtime/tactic_cache.h"
 
 namespace kiln::gpu {
 
@@ -38,6 +39,9 @@ struct LayerBuildOptions {
   std::string precision = "fp32";  // fp32 (strict: no TF32), tf32, fp16, bf16
   bool time_tactics = true;        // time candidate implementations on the device
   bool verbose = false;
+  // Winners of earlier timings (nullptr: none). A layer that times candidates looks its key
+  // up first and puts the winner after (see runtime/tactic_cache.h).
+  runtime::TacticCache* cache = nullptr;
 };
 
 // What a layer factory sees when building a node for concrete shapes.
