@@ -27,6 +27,9 @@ Status parse_input_profile(const std::string& text, const TensorInfo* input, Inp
 struct BuildOptions {
   SessionOptions session;  // backend (cuda, or cpu for a graph-only plan), precision, level, ...
   std::vector<InputProfile> profiles;
+  // Profiles as `--profile` texts ("NAME:MIN,OPT,MAX"), parsed by build_plan against the
+  // model's inputs (so the one-value shorthand works without loading the model twice).
+  std::vector<std::string> profile_specs;
 };
 
 struct BuildReport {

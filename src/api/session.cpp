@@ -4,12 +4,11 @@
 #ifdef KILN_HAVE_CUDA
 #include "api/gpu_session.h"
 #endif
-#include "builder/optimize.h"
+#include "api/plan_load.h"
+#include "builder/prepare_graph.h"
 #include "core/error.h"
-#include "ir/verifier.h"
-#include "onnx/importer.h"
 #include "runtime/cpu_executor.h"
-#include "runtime/shape_inference.h"
+#include "runtime/plan_file.h"
 
 namespace kiln {
 namespace {
@@ -39,40 +38,31 @@ class CpuSession final : public Session {
 };
 
 Status load_impl(const std::string& path, const SessionOptions& options, std::unique_ptr<Session>* session) {
-  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "cuda") {
-    return invalid_argument("unknown backend '{}' (expected auto, cpu or cuda)", options.backend);
-  }
-#ifdef KILN_HAVE_CUDA
-  const bool use_cuda = options.backend == "cuda" || (options.backend == "auto" && cuda_backend_available());
-#else
-  if (options.backend == "cuda") return unsupported("backend 'cuda': this kiln was built without the CUDA backend");
-  const bool use_cuda = false;
-#endif
+  if (runtime::is_plan_file(path)) return load_plan(path, options, session);
+  std::string backend;
+  KILN_RETURN_IF_ERROR(builder::resolve_backend(options.backend, &backend));
   std::unique_ptr<ir::Graph> g;
-  KILN_RETURN_IF_ERROR(onnx_io::import_model_file(path, &g));
-  KILN_RETURN_IF_ERROR(runtime::infer_graph_types(*g));
-  KILN_RETURN_IF_ERROR(ir::verify_graph(*g));
-  builder::OptimizeOptions opt;
-  opt.level = options.optimization_level;
-  opt.backend = use_cuda ? "cuda" : "cpu";
-  opt.precision = use_cuda ? options.precision : "fp32";  // the CPU backend computes in the model's types
-  opt.disabled_passes.insert(options.disabled_passes.begin(), options.disabled_passes.end());
-  opt.dump = options.dump_passes || options.dump_pass_graphs;
-  opt.dump_graph = options.dump_pass_graphs;
-  opt.prefer_channels_last = options.prefer_channels_last;
-  builder::apply_environment(&opt);
-  KILN_RETURN_IF_ERROR(builder::optimize_graph(*g, opt));
+  KILN_RETURN_IF_ERROR(builder::prepare_graph(path, options, backend, &g));
+  return create_session(std::move(g), backend, options, nullptr, session);
+}
+
+}  // namespace
+
+Status create_session(std::unique_ptr<ir::Graph> g, const std::string& backend, const SessionOptions& options,
+                      const GpuPlanTactics* from_plan, std::unique_ptr<Session>* session) {
 #ifdef KILN_HAVE_CUDA
-  if (use_cuda) {
-    KILN_RETURN_IF_ERROR(create_gpu_session(g, options, session));
+  if (backend == "cuda") {
+    KILN_RETURN_IF_ERROR(create_gpu_session(g, options, session, from_plan));
     if (*session) return Status::OK();
   }
+#else
+  if (backend == "cuda") return unsupported("backend 'cuda': this kiln was built without the CUDA backend");
+  (void)options;
+  (void)from_plan;
 #endif
   *session = std::make_unique<CpuSession>(std::move(g));
   return Status::OK();
 }
-
-}  // namespace
 
 Status Session::load(const std::string& path, const SessionOptions& options, std::unique_ptr<Session>* session) {
   session->reset();

@@ -4,6 +4,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -11,6 +13,7 @@
 #include "core/error.h"
 #include "core/file_util.h"
 #include "ir/verifier.h"
+#include "onnx/exporter.h"
 #include "onnx/tensor_proto.h"
 #include "ops/op_schema.h"
 
@@ -128,7 +131,9 @@ Status constant_node_value(const onnx::NodeProto& np, ImportContext& ctx, Tensor
 Status import_node(const onnx::NodeProto& np, ImportContext& ctx, ir::Graph* g, int index) {
   const std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
   auto opset_it = ctx.opsets.find(domain);
-  const int opset = opset_it == ctx.opsets.end() ? 0 : opset_it->second;
+  int opset = opset_it == ctx.opsets.end() ? 0 : opset_it->second;
+  // kiln's exporter tags a node whose opset differs from the model's (see onnx/exporter.h).
+  if (np.doc_string().rfind(kNodeOpsetTag, 0) == 0) opset = std::atoi(np.doc_string().c_str() + strlen(kNodeOpsetTag));
   const std::string name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
   const std::string op_desc = domain.empty() ? np.op_type() : domain + "." + np.op_type();
   const std::string where = fmt::format("node '{}' ({}, opset {})", name, op_desc, opset);
