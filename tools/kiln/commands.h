@@ -12,5 +12,7 @@ void add_inspect_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_ops_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
+void add_build_command(CLI::App& app);      // build_command.cpp
+void add_plan_info_command(CLI::App& app);  // build_command.cpp
 
 }  // namespace kiln::cli

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   kiln::cli::add_run_command(app);
   kiln::cli::add_ops_command(app);
   kiln::cli::add_doctor_command(app);
+  kiln::cli::add_build_command(app);
+  kiln::cli::add_plan_info_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
