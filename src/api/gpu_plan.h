@@ -13,6 +13,9 @@
 #include "kiln/status.h"
 
 namespace kiln {
+namespace gpu {
+class Device;
+}
 
 using ShapeSet = std::vector<std::vector<int64_t>>;  // one shape per graph input, in order
 
@@ -36,6 +39,8 @@ Status build_gpu_plan_part(const ir::Graph& g, const SessionOptions& options, co
 
 // This machine's environment, in the form of GpuPlanPart::environment.
 nlohmann::json current_gpu_environment();
+// The same as one line, the timing cache's environment (prefix of every key).
+std::string gpu_environment_fingerprint(gpu::Device& device);
 
 // OK when a plan built in `built_for` runs here; otherwise a one-line error saying what
 // differs (architecture, library versions) and how to rebuild.

@@ -45,7 +45,11 @@ Status optimize_graph(ir::Graph& g, const OptimizeOptions& options, std::vector<
   passes::PassContext ctx;
   ctx.backend = options.backend;
   ctx.precision = options.precision;
-  ctx.prefer_channels_last = options.prefer_channels_last;
+  // Tensor cores read channels-last (NHWC) convolutions natively; cuDNN transposes NCHW
+  // half-precision tensors around each convolution otherwise. Strict fp32 runs on CUDA cores,
+  // where cuDNN's NCHW kernels are as fast, so it keeps the model's layout.
+  ctx.prefer_channels_last =
+      options.prefer_channels_last || (options.backend == "cuda" && options.precision != "fp32");
   ctx.evaluate = [](const ir::Node& node, const std::vector<const Tensor*>& inputs, std::vector<Tensor>* outputs) {
     auto no_subgraphs = [](const ir::Graph&, std::vector<Tensor>*) {
       return Status(StatusCode::kUnsupported, "subgraphs are not folded");

@@ -7,8 +7,9 @@
 
 #include "backends/gpu/check.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "runtime/gpu_host_fallback.h"
-#include "runtime/gpu_shapes.h"
+#include "runtime/shape_plan.h"
 
 namespace kiln::runtime {
 namespace {
@@ -63,8 +64,8 @@ const void* GpuConstantStore::get(const ir::Value* v) {
 }
 
 Status GpuInstance::build(const ir::Graph& g, const std::vector<std::vector<int64_t>>& input_shapes,
-                          const GpuInstanceOptions& options, gpu::Device& device, GpuConstantStore& constants,
-                          std::unique_ptr<GpuInstance>* out) {
+                          const std::vector<const Tensor*>& shape_values, const GpuInstanceOptions& options,
+                          gpu::Device& device, GpuConstantStore& constants, std::unique_ptr<GpuInstance>* out) {
   std::unique_ptr<GpuInstance> inst(new GpuInstance());
   inst->device_ = &device;
   inst->options_ = options;
@@ -73,7 +74,8 @@ Status GpuInstance::build(const ir::Graph& g, const std::vector<std::vector<int6
   std::vector<ir::TensorType> in_types;
   for (size_t i = 0; i < g.inputs.size(); ++i) in_types.push_back(ir::TensorType::of(g.inputs[i]->type.dtype, input_shapes[i]));
   ConcreteTypes ct;
-  KILN_RETURN_IF_ERROR(infer_concrete_types(g, in_types, &ct));
+  KILN_RETURN_IF_ERROR(infer_concrete_types(g, in_types, shape_values, &ct));
+  inst->planner_nodes_ = std::move(ct.synthetic);
   inst->folded_ = std::move(ct.folded);  // std::map keeps element addresses across the move
   auto host_value = [&](const ir::Value* v) -> const Tensor* {
     if (v->constant) return &*v->constant;
@@ -108,7 +110,9 @@ Status GpuInstance::build(const ir::Graph& g, const std::vector<std::vector<int6
 
   // Layers (tactics are chosen here, timed on the device).
   size_t workspace = 0;
+  ProgressBar progress("building layers", options.layer.verbose ? 0 : n);
   for (int s = 0; s < n; ++s) {
+    progress.update(s);
     const ir::Node& node = *ct.nodes[s];
     if (has_subgraph(node)) {
       return unsupported("{}: ops with subgraphs (If, Loop, Scan) run only on the CPU backend so far", node.describe());

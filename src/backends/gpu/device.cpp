@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <utility>
 
 #include "backends/gpu/check.h"
@@ -74,18 +75,43 @@ cublasLtHandle_t Device::cublas_lt() {
   return cublas_lt_;
 }
 
+namespace {
+std::atomic<size_t> g_in_use{0}, g_peak{0};
+
+void count_alloc(size_t bytes) {
+  const size_t now = g_in_use.fetch_add(bytes) + bytes;
+  size_t peak = g_peak.load();
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  }
+}
+void count_free(size_t bytes) { g_in_use.fetch_sub(bytes); }
+}  // namespace
+
+size_t device_bytes_in_use() { return g_in_use.load(); }
+size_t device_bytes_peak() { return g_peak.load(); }
+void reset_device_bytes_peak() { g_peak.store(g_in_use.load()); }
+
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
   // cudaMalloc(0) returns no pointer; keep a null buffer for empty tensors.
-  if (bytes > 0) KILN_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+  if (bytes > 0) {
+    KILN_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+    count_alloc(bytes);
+  }
 }
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) cudaFree(ptr_);
+  if (ptr_) {
+    cudaFree(ptr_);
+    count_free(bytes_);
+  }
 }
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
     : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) cudaFree(ptr_);
+    if (ptr_) {
+      cudaFree(ptr_);
+      count_free(bytes_);
+    }
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
   }

@@ -55,6 +55,13 @@ class Device {
   cublasLtHandle_t cublas_lt_ = nullptr;
 };
 
+// Bytes of device memory held by kiln's DeviceBuffers (all devices) now, and the most held at
+// once since the last reset_device_bytes_peak() (a benchmark resets it after the build, so
+// build-time scratch buffers do not count).
+size_t device_bytes_in_use();
+size_t device_bytes_peak();
+void reset_device_bytes_peak();
+
 // Device memory (cudaMalloc), freed on destruction. Move-only.
 class DeviceBuffer {
  public:

@@ -93,7 +93,26 @@ LtMatmul::LtMatmul(Device& dev, const MatmulProblem& p, const LayerBuildOptions&
   int best = 0;
   std::string timing;
   float best_ms = -1;
-  if (opt.time_tactics && returned > 1) {
+  // The heuristic's list is the same for the same problem, GPU and cuBLAS version (the cache's
+  // environment): the cache keeps the winner's index in it.
+  const std::string cache_key = fmt::format("lt {} m{} n{} k{} t{}{} b{} s{},{},{} calls{} c{} bias{} epi{} compute{} al{},{},{}",
+                                            dtype_name(p.dtype), p.m, p.n, p.k, p.trans_a ? 1 : 0, p.trans_b ? 1 : 0,
+                                            p.batch, p.stride_a, p.stride_b, p.stride_d, p.call_d.size(), p.has_c ? 1 : 0,
+                                            p.has_bias ? 1 : 0, static_cast<int>(epi), static_cast<int>(compute), al_a,
+                                            al_b, al_d);
+  bool cached = false;
+  if (opt.cache) {
+    if (const auto hit = opt.cache->find(cache_key)) {
+      int index = -1, of = -1;
+      if (std::sscanf(hit->c_str(), "candidate=%d of=%d ms=%f", &index, &of, &best_ms) == 3 && of == returned &&
+          index >= 0 && index < returned) {
+        best = index;
+        cached = true;
+        timing = " from the timing cache";
+      }
+    }
+  }
+  if (!cached && opt.time_tactics && returned > 1) {
     // Scratch operands of the real sizes (contents do not matter for timing).
     auto extent = [](const std::vector<int64_t>& offs, int64_t batch, int64_t stride, int64_t mat) {
       int64_t hi = 0;
@@ -119,6 +138,7 @@ LtMatmul::LtMatmul(Device& dev, const MatmulProblem& p, const LayerBuildOptions&
       }
     }
     if (best_ms < 0) throw GpuError(fmt::format("{}: every cuBLASLt candidate failed to run ({})", node_name, timing));
+    if (opt.cache) opt.cache->put(cache_key, fmt::format("candidate={} of={} ms={}", best, returned, best_ms));
   }
   algo_ = results[best].algo;
   ws_bytes_ = results[best].workspaceSize;

@@ -36,6 +36,10 @@ class ConvLayer final : public Layer {
 
   // Chooses the algorithm and whether the fused call works; `ctx` buffers are scratch.
   void choose(Device& dev, const LayerBuildOptions& opt) {
+    if (opt.cache && from_cache(*opt.cache)) {
+      describe(opt, "; from the timing cache");
+      return;
+    }
     cudnnHandle_t h = dev.cudnn();
     const size_t limit = workspace_limit();
     DeviceBuffer x(s_->x_bytes), y(s_->y_bytes), ws(limit);
@@ -65,6 +69,7 @@ class ConvLayer final : public Layer {
         algo_ = p.algo;
         ws_bytes_ = p.memory;
         time_ms_ = p.time;
+        math_ = p.mathType;
         if (!s_->strict_fp32) KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(s_->conv_desc, p.mathType));
         found = true;
       }
@@ -99,10 +104,38 @@ class ConvLayer final : public Layer {
       if (ms < 0) fused_ = false;
     }
     KILN_CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+    if (opt.cache && opt.time_tactics) {
+      opt.cache->put(s_->cache_key, fmt::format("algo={} math={} ws={} fused={} ms={}", static_cast<int>(algo_),
+                                                static_cast<int>(math_), ws_bytes_, fused_ ? 1 : 0, time_ms_));
+    }
+    describe(opt, opt.verbose ? ";" + timing : "");
+  }
+
+  // Takes algorithm, math type, workspace and fusion from an earlier timing of the same
+  // convolution; false when the entry is missing or unreadable (then it is timed again).
+  bool from_cache(runtime::TacticCache& cache) {
+    const auto hit = cache.find(s_->cache_key);
+    if (!hit) return false;
+    int algo = -1, math = -1, fused = 0;
+    unsigned long long ws = 0;
+    float ms = -1;
+    if (std::sscanf(hit->c_str(), "algo=%d math=%d ws=%llu fused=%d ms=%f", &algo, &math, &ws, &fused, &ms) != 5 ||
+        algo < 0 || algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT || (fused && s_->act.kind != 1)) {
+      return false;
+    }
+    algo_ = static_cast<cudnnConvolutionFwdAlgo_t>(algo);
+    math_ = static_cast<cudnnMathType_t>(math);
+    if (!s_->strict_fp32) KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(s_->conv_desc, math_));
+    ws_bytes_ = static_cast<size_t>(ws);
+    fused_ = fused != 0;
+    time_ms_ = ms;
+    return true;
+  }
+
+  void describe(const LayerBuildOptions& opt, const std::string& extra) {
     tactic_ = fmt::format("cudnn conv algo {}{} ({}, ws {} KiB{}{})", static_cast<int>(algo_),
                           fused_ ? " fused bias+relu" : (s_->needs_epilogue() ? " + kiln epilogue" : ""), s_->summary,
-                          ws_bytes_ / 1024, time_ms_ > 0 ? fmt::format(", {:.3f} ms", time_ms_) : "",
-                          opt.verbose ? ";" + timing : "");
+                          ws_bytes_ / 1024, time_ms_ > 0 ? fmt::format(", {:.3f} ms", time_ms_) : "", extra);
     if (opt.verbose) std::fprintf(stderr, "kiln: %s: %s\n", s_->node_name.c_str(), tactic_.c_str());
   }
 
@@ -137,6 +170,7 @@ class ConvLayer final : public Layer {
 
   std::unique_ptr<ConvSetup> s_;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnMathType_t math_ = CUDNN_DEFAULT_MATH;
   size_t ws_bytes_ = 0;
   float time_ms_ = -1;
   bool fused_ = false;

@@ -159,6 +159,14 @@ Status ConvSetup::create(LayerBuildContext& ctx, std::unique_ptr<ConvSetup>* out
   s->epilogue.n = static_cast<int64_t>(y.numel());
   s->epilogue.channels = m;
   s->epilogue.inner = cl || yl[0] * m == 0 ? 1 : static_cast<int64_t>(y.numel() / (yl[0] * m));
+  s->cache_key = fmt::format("conv {} {} x{} w{} y{} p{} s{} d{} g{} math{} act{} bias{} z{}", cl ? "NHWC" : "NCHW",
+                             dtype_name(x.dtype), dims_text(std::vector<int64_t>(xd.begin(), xd.end()), "x"),
+                             dims_text(std::vector<int64_t>(wd.begin(), wd.end()), "x"),
+                             dims_text(std::vector<int64_t>(yd.begin(), yd.end()), "x"),
+                             dims_text(std::vector<int64_t>(pads.begin(), pads.end()), ","),
+                             dims_text(std::vector<int64_t>(strides.begin(), strides.end()), ","),
+                             dims_text(std::vector<int64_t>(dils.begin(), dils.end()), ","), group,
+                             static_cast<int>(math), s->act.kind, s->has_bias_input ? 1 : 0, s->has_z ? 1 : 0);
   s->summary = fmt::format("{} {} {} s{} d{} g{}", cl ? "NHWC" : "NCHW", dtype_name(x.dtype), dims_text(kernel, "x"),
                            dims_text(win.strides, "x"), dims_text(win.dilations, "x"), group);
   *out = std::move(s);

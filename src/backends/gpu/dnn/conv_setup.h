@@ -19,6 +19,9 @@ struct ConvSetup {
 
   std::string node_name;
   std::string summary;  // "NHWC fp16 3x3 s2 d1 g1"
+  // Everything the algorithm choice depends on (dims, pads, strides, layout, dtype, math,
+  // fused epilogue): the timing-cache key.
+  std::string cache_key;
   cudnnHandle_t handle = nullptr;
   TensorDescriptor x_desc, y_desc, bias_desc;
   FilterDescriptor w_desc;
