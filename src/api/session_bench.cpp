@@ -26,7 +26,7 @@ Status Session::benchmark(const std::map<std::string, Tensor>& inputs, const Ben
   }
   std::vector<double> sorted = result->run_ms;
   std::sort(sorted.begin(), sorted.end());
-  if (!sorted.empty()) result->end_to_end_median_ms = sorted[sorted.size() / 2];
+  if (!sorted.empty()) result->end_to_end_median_ms = sorted[(sorted.size() - 1) / 2];  // nearest-rank median
   return Status::OK();
 }
 

@@ -14,5 +14,7 @@ void add_ops_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
 void add_build_command(CLI::App& app);      // build_command.cpp
 void add_plan_info_command(CLI::App& app);  // build_command.cpp
+void add_bench_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   kiln::cli::add_doctor_command(app);
   kiln::cli::add_build_command(app);
   kiln::cli::add_plan_info_command(app);
+  kiln::cli::add_bench_command(app);
+  kiln::cli::add_profile_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

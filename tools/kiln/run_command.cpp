@@ -7,13 +7,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <random>
 
+#include "bench_stats.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "kiln/kiln.h"
 #include "kiln/tensor_io.h"
 #include "opt_flags.h"
+#include "random_inputs.h"
 #include "tensor_summary.h"
 
 namespace fs = std::filesystem;
@@ -42,13 +43,6 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-const TensorInfo* find_info(const std::vector<TensorInfo>& infos, const std::string& name) {
-  for (const TensorInfo& i : infos) {
-    if (i.name == name) return &i;
-  }
-  return nullptr;
-}
-
 // Reads the --input NAME=FILE options into `inputs`.
 Status read_inputs(const Session& s, const std::vector<std::string>& specs, std::map<std::string, Tensor>* inputs) {
   for (const std::string& spec : specs) {
@@ -71,56 +65,20 @@ Status read_inputs(const Session& s, const std::vector<std::string>& specs, std:
   return Status::OK();
 }
 
-// Seeded data for an input: floats uniform in [-1, 1), integers in [0, 10) (small enough to
-// be valid indices or sizes in most models), booleans half true.
-Tensor random_tensor(DType dtype, const std::vector<int64_t>& shape, std::mt19937& rng) {
-  Tensor t(DType::kFloat64, shape);
-  double* p = t.data_as<double>();
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> small_int(0, 9);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (dtype_is_float(dtype)) {
-      p[i] = real(rng);
-    } else if (dtype == DType::kBool) {
-      p[i] = small_int(rng) % 2;
-    } else {
-      p[i] = small_int(rng);
-    }
-  }
-  return t.to(dtype);
-}
-
 // Fills every input not given on the command line with random data, or fails naming them.
 Status complete_inputs(const Session& s, const RunOptions& opt, std::map<std::string, Tensor>* inputs) {
-  std::map<std::string, std::vector<int64_t>> shapes;
-  KILN_RETURN_IF_ERROR(parse_shape_options(opt.shapes, &shapes));
-  for (const auto& [name, dims] : shapes) {
-    if (!find_info(s.inputs(), name)) {
-      return {StatusCode::kInvalidArgument,
-              fmt::format("--shape names '{}', but the model's inputs are {}", name, quoted_names(s.inputs()))};
-    }
-  }
-  std::mt19937 rng(opt.seed);
   for (const TensorInfo& in : s.inputs()) {
-    if (inputs->count(in.name)) continue;
-    if (!opt.random_inputs) {
-      std::string all;
-      for (const TensorInfo& i : s.inputs()) all += fmt::format("{}{} {}", all.empty() ? "" : ", ", i.name, declared_type(i));
-      return {StatusCode::kInvalidArgument,
-              fmt::format("input '{}' is not given (use --input NAME=FILE or --random-inputs); the model's inputs are: {}",
-                          in.name, all)};
-    }
-    std::vector<int64_t> shape = in.shape;
-    if (auto it = shapes.find(in.name); it != shapes.end()) {
-      shape = it->second;
-    } else if (!in.has_shape) {
-      return {StatusCode::kInvalidArgument,
-              fmt::format("input '{}' has no declared shape; give one with --shape {}=d1,d2,...", in.name, in.name)};
-    }
-    for (int64_t& d : shape) d = d < 0 ? 1 : d;
-    (*inputs)[in.name] = random_tensor(in.dtype, shape, rng);
+    if (inputs->count(in.name) || opt.random_inputs) continue;
+    std::string all;
+    for (const TensorInfo& i : s.inputs()) all += fmt::format("{}{} {}", all.empty() ? "" : ", ", i.name, declared_type(i));
+    return {StatusCode::kInvalidArgument,
+            fmt::format("input '{}' is not given (use --input NAME=FILE or --random-inputs); the model's inputs are: {}",
+                        in.name, all)};
   }
-  return Status::OK();
+  RandomInputOptions random;
+  random.shapes = opt.shapes;
+  random.seed = opt.seed;
+  return fill_random_inputs(s, random, inputs);
 }
 
 // Output names become file names: anything outside [A-Za-z0-9_.-] turns into '_'.
@@ -143,11 +101,6 @@ Status write_outputs(const Session& s, const std::vector<Tensor>& outputs, const
     KILN_RETURN_IF_ERROR(write_npy(path, outputs[i]).with_context("output '" + s.outputs()[i].name + "'"));
   }
   return Status::OK();
-}
-
-double percentile(const std::vector<double>& sorted, double p) {
-  const size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
-  return sorted[std::min(i, sorted.size() - 1)];
 }
 
 // Runs `warmup` untimed then `runs` timed iterations and prints the timing table.
