@@ -3,6 +3,7 @@
 #include "backends/gpu/check.h"
 #include "core/error.h"
 #include "runtime/cpu_executor.h"
+#include "runtime/shape_plan.h"
 
 namespace kiln::runtime {
 
@@ -23,9 +24,37 @@ Status GpuExecutor::create(const ir::Graph& g, const GpuExecutorOptions& options
   return Status::OK();
 }
 
-Status GpuExecutor::instance_for(const std::vector<std::vector<int64_t>>& shapes, GpuInstance** out) {
+Status GpuExecutor::value_inputs_for(const std::vector<std::vector<int64_t>>& shapes,
+                                     const std::vector<const Tensor*>& values, std::vector<bool>* needed) {
+  needed->assign(graph_.inputs.size(), false);
+  bool any = false;
+  for (const Tensor* v : values) any = any || v != nullptr;
+  if (!any) return Status::OK();  // not cached: prepare() knows no values, a later run() does
+  auto it = value_inputs_.find(shapes);
+  if (it == value_inputs_.end()) {
+    std::vector<ir::TensorType> types;
+    for (size_t i = 0; i < shapes.size(); ++i) types.push_back(ir::TensorType::of(graph_.inputs[i]->type.dtype, shapes[i]));
+    KILN_RETURN_IF_ERROR(find_value_inputs(graph_, types, values, needed));
+    if (value_inputs_.size() >= 64) value_inputs_.clear();  // a bound, not a policy: refinding is cheap
+    it = value_inputs_.emplace(shapes, *needed).first;
+  }
+  *needed = it->second;
+  return Status::OK();
+}
+
+Status GpuExecutor::instance_for(const std::vector<std::vector<int64_t>>& shapes, const std::vector<const Tensor*>& values,
+                                 GpuInstance** out) {
+  std::vector<bool> needed;
+  KILN_RETURN_IF_ERROR(value_inputs_for(shapes, values, &needed));
+  InstanceKey key{shapes, std::vector<std::string>(shapes.size())};
+  std::vector<const Tensor*> known(shapes.size(), nullptr);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (!needed[i] || !values[i]) continue;
+    known[i] = values[i];
+    key.values[i].assign(static_cast<const char*>(values[i]->data()), values[i]->nbytes());
+  }
   for (auto it = lru_.begin(); it != lru_.end(); ++it) {
-    if (it->first == shapes) {
+    if (it->first == key) {
       lru_.splice(lru_.begin(), lru_, it);
       *out = lru_.front().second.get();
       return Status::OK();
@@ -33,19 +62,20 @@ Status GpuExecutor::instance_for(const std::vector<std::vector<int64_t>>& shapes
   }
   std::unique_ptr<GpuInstance> inst;
   try {
-    KILN_RETURN_IF_ERROR(GpuInstance::build(graph_, shapes, options_.instance, *device_, constants_, &inst));
+    KILN_RETURN_IF_ERROR(GpuInstance::build(graph_, shapes, known, options_.instance, *device_, constants_, &inst));
   } catch (const gpu::GpuError& e) {
     return Status(StatusCode::kInternal, std::string("building the GPU plan: ") + e.what());
   }
-  lru_.emplace_front(shapes, std::move(inst));
+  lru_.emplace_front(std::move(key), std::move(inst));
   while (lru_.size() > std::max<size_t>(options_.max_instances, 1)) lru_.pop_back();
   *out = lru_.front().second.get();
   return Status::OK();
 }
 
 Status GpuExecutor::prepare(const std::vector<std::vector<int64_t>>& input_shapes) {
+  // Without values, shape-tensor inputs are unknown: models that have them plan at run().
   GpuInstance* inst = nullptr;
-  return instance_for(input_shapes, &inst);
+  return instance_for(input_shapes, std::vector<const Tensor*>(input_shapes.size(), nullptr), &inst);
 }
 
 Status GpuExecutor::run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
@@ -63,8 +93,12 @@ Status GpuExecutor::run(const std::map<std::string, Tensor>& inputs, std::vector
     for (const ir::Value* in : graph_.inputs) found = found || in->name == name;
     if (!found) return invalid_argument("the model has no input named '{}'", name);
   }
+  std::vector<const Tensor*> values;
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    values.push_back(is_shape_tensor_candidate(*graph_.inputs[i], *ordered[i]) ? ordered[i] : nullptr);
+  }
   GpuInstance* inst = nullptr;
-  KILN_RETURN_IF_ERROR(instance_for(shapes, &inst));
+  KILN_RETURN_IF_ERROR(instance_for(shapes, values, &inst));
   try {
     return inst->run(ordered, outputs);
   } catch (const gpu::GpuError& e) {

@@ -14,13 +14,6 @@
 namespace kiln::runtime {
 namespace {
 
-bool has_subgraph(const ir::Node& n) {
-  for (const auto& [k, a] : n.attrs) {
-    if (a.g) return true;
-  }
-  return false;
-}
-
 gpu::TensorDesc desc_of(const ir::TensorType& t) { return {t.dtype, t.concrete()}; }
 
 // The layer for one node: the registry's when it has one that accepts the node, else the host
@@ -114,9 +107,6 @@ Status GpuInstance::build(const ir::Graph& g, const std::vector<std::vector<int6
   for (int s = 0; s < n; ++s) {
     progress.update(s);
     const ir::Node& node = *ct.nodes[s];
-    if (has_subgraph(node)) {
-      return unsupported("{}: ops with subgraphs (If, Loop, Scan) run only on the CPU backend so far", node.describe());
-    }
     gpu::LayerBuildContext ctx{node, {}, {}, {}, device, inst->options_.layer};
     for (const ir::Value* v : node.inputs) {
       ctx.inputs.push_back(v ? desc_of(ct.types.at(v)) : gpu::TensorDesc{});
