@@ -6,7 +6,12 @@
 #     doctor       kiln doctor
 #     gputests     the kiln_gpu_tests executable (GPU vs CPU, op by op)
 #     conformance  the ONNX conformance suite on --backend cuda (fp32)
-#     models       the real models on --backend cuda vs ONNX Runtime's reference outputs
+#     conformance16  the same in fp16 (rtol/atol 1e-2: one fp16 rounding of inputs and result
+#                  is 2^-11 relative each; informational, min pass 0.8: integer/index ops and
+#                  ops whose tests use magnitudes beyond fp16 range are expected to differ)
+#     models       the real models on --backend cuda vs ONNX Runtime's reference outputs (fp32)
+#     models16     the same in fp16 (rtol 2e-2, atol 1% of each output's range; the models'
+#                  sanity checks — text read back, face found — must pass too)
 #     resnet50     exports torchvision ResNet-50 here, checks kiln cuda against ONNX Runtime
 #     sanitize     compute-sanitizer memcheck over a few GPU tests
 #     bench        ResNet-50 benchmark, kiln and PyTorch side by side (bench/resnet50_gpu.sh)
@@ -22,7 +27,7 @@ export PYTHONUNBUFFERED=1
 KILN="$K/bin/kiln"
 failed=0
 
-compare_model() {  # NAME MODEL_PATH CASE_DIR [extra kiln args...]
+compare_model() {  # NAME MODEL_PATH CASE_DIR [extra kiln args...]; $COMPARE_ARGS go to compare.py
   local name=$1 model=$2 case_dir=$3; shift 3
   local work="$K/work/$name"
   rm -rf "$work"; mkdir -p "$work"
@@ -31,7 +36,7 @@ compare_model() {  # NAME MODEL_PATH CASE_DIR [extra kiln args...]
 import json,sys; d=json.load(open('$case_dir/case.json'))
 for k,v in d['inputs'].items(): print(f'{k}=$case_dir/{v}')")
   "$KILN" run "$model" --backend cuda "${args[@]}" --output-dir "$work" "$@" --warmup 1 --runs 5 &&
-    python3 "$ROOT/tests/models/compare.py" "$case_dir" "$work" "$case_dir/ort"
+    python3 "$ROOT/tests/models/compare.py" "$case_dir" "$work" "$case_dir/ort" ${COMPARE_ARGS:-}
 }
 
 step_doctor() { "$KILN" doctor; }
@@ -40,16 +45,23 @@ step_conformance() {
   python3 "$ROOT/tests/conformance/run_conformance.py" --kiln "$KILN" --suite "$K/conformance" \
     --backend cuda --log "$OUT/conformance_check.log"
 }
-step_models() {
+step_conformance16() {
+  python3 "$ROOT/tests/conformance/run_conformance.py" --kiln "$KILN" --suite "$K/conformance" \
+    --backend cuda --precision fp16 --rtol 1e-2 --atol 1e-2 --min-pass 0.8 --log "$OUT/conformance16_check.log"
+}
+step_models() {  # [extra kiln args...]
   local bad=0
   for case_dir in "$K"/models/testdata/*/; do
     local name; name=$(basename "$case_dir")
     [[ -f "$K/models/$name.onnx" ]] || continue
     echo "== $name"
-    compare_model "$name" "$K/models/$name.onnx" "$case_dir" || bad=$((bad + 1))
+    compare_model "$name" "$K/models/$name.onnx" "$case_dir" "$@" || bad=$((bad + 1))
   done
+  [[ -f "$K/resnet50/resnet50.onnx" ]] &&
+    { echo "== resnet50"; compare_model resnet50 "$K/resnet50/resnet50.onnx" "$K/resnet50/testdata/resnet50" "$@" || bad=$((bad + 1)); }
   return $bad
 }
+step_models16() { COMPARE_ARGS="--rtol 2e-2 --atol-of-range 1e-2" step_models --precision fp16; }
 step_resnet50() {
   python3 "$ROOT/scripts/gpu/prepare_resnet50.py" "$K/resnet50" &&
     compare_model resnet50 "$K/resnet50/resnet50.onnx" "$K/resnet50/testdata/resnet50"

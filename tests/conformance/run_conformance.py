@@ -17,6 +17,9 @@ def main() -> int:
     ap.add_argument("--min-pass", type=float, default=0.98)
     ap.add_argument("--log", help="where to write kiln check's full output")
     ap.add_argument("--opt-level", type=int, default=2, help="kiln's graph optimization level")
+    ap.add_argument("--precision", default="fp32", help="GPU precision (fp16/bf16 runs need wider --rtol/--atol)")
+    ap.add_argument("--rtol", type=float, help="relative tolerance passed to kiln check")
+    ap.add_argument("--atol", type=float, help="absolute tolerance passed to kiln check")
     args = ap.parse_args()
 
     suite = pathlib.Path(args.suite)
@@ -25,8 +28,12 @@ def main() -> int:
         print(f"conformance suite not found at {tests_dir}", file=sys.stderr)
         return 1
     required = set((suite / "required.txt").read_text().split())
-    proc = subprocess.run([args.kiln, "check", "--backend", args.backend, f"-O{args.opt_level}", str(tests_dir)],
-                          capture_output=True, text=True)
+    cmd = [args.kiln, "check", "--backend", args.backend, f"-O{args.opt_level}", "--precision", args.precision]
+    if args.rtol is not None:
+        cmd += ["--rtol", str(args.rtol)]
+    if args.atol is not None:
+        cmd += ["--atol", str(args.atol)]
+    proc = subprocess.run(cmd + [str(tests_dir)], capture_output=True, text=True)
     out = proc.stdout
     if args.log:
         pathlib.Path(args.log).write_text(out + proc.stderr)

@@ -196,6 +196,8 @@ void add_check_command(CLI::App& app) {
   auto paths = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = app.add_subcommand("check", "Run ONNX backend-test folders and compare with their expected outputs");
   cmd->add_option("--backend", opt->backend, "Backend to run on (cpu, cuda, auto)");
+  cmd->add_option("--precision", opt->session.precision, "GPU precision: fp32 (strict), tf32, fp16, bf16")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   cmd->add_option("--rtol", opt->rtol, "Relative tolerance");
   cmd->add_option("--atol", opt->atol, "Absolute tolerance");
   cmd->add_option("--timeout", opt->timeout_s, "Seconds one test may take before it counts as failed");
