@@ -2,6 +2,7 @@
 // every one cuDNN offers for the exact shapes (cudnnFindConvolutionForwardAlgorithmEx within
 // the workspace limit). act(conv + bias + z) is one cuDNN call when the activation is Relu
 // (cudnnConvolutionBiasActivationForward); any other epilogue is kiln's kernel after the conv.
+// The graph-API family (graph_conv.h) is timed against that choice and kept when faster.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "backends/gpu/device.h"
 #include "backends/gpu/dnn/conv_setup.h"
 #include "backends/gpu/dnn/epilogue.h"
+#include "backends/gpu/dnn/graph_conv.h"
 #include "backends/gpu/tactic_timer.h"
 
 namespace kiln::gpu::dnn {
@@ -30,7 +32,7 @@ class ConvLayer final : public Layer {
   explicit ConvLayer(std::unique_ptr<ConvSetup> s) : s_(std::move(s)) {}
 
   std::string tactic() const override { return tactic_; }
-  size_t workspace_bytes() const override { return ws_bytes_; }
+  size_t workspace_bytes() const override { return graph_ ? graph_->workspace_bytes() : ws_bytes_; }
   size_t weight_bytes() const override { return s_->owned_bytes(); }
   bool reads_constant_input(size_t i) const override { return !s_->owns_input(i); }
 
@@ -84,31 +86,56 @@ class ConvLayer final : public Layer {
       KILN_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, s_->x_desc, s_->w_desc, s_->conv_desc, s_->y_desc,
                                                                algo_, &ws_bytes_));
     }
+    // Zero scratch for the inputs the layer does not own, for trial launches.
+    DeviceBuffer bias_scratch, z_scratch;
+    LaunchArgs trial;
+    trial.inputs = {x.data(), w, nullptr, nullptr};
+    if (!s_->bias() && s_->has_bias_input) {
+      bias_scratch = DeviceBuffer(s_->bias_bytes);
+      KILN_CUDA_CHECK(cudaMemset(bias_scratch.data(), 0, s_->bias_bytes));
+      trial.inputs[2] = bias_scratch.data();
+    }
+    if (s_->has_z) {
+      z_scratch = DeviceBuffer(s_->y_bytes);
+      KILN_CUDA_CHECK(cudaMemset(z_scratch.data(), 0, std::max<size_t>(s_->y_bytes, 1)));
+      trial.inputs[3] = z_scratch.data();
+    }
+    KILN_CUDA_CHECK(cudaDeviceSynchronize());
+    trial.outputs = {y.data()};
+    trial.workspace = ws.data();
+    trial.stream = dev.stream();
     // The fused call supports fewer configurations than the plain one: try it once here.
     fused_ = false;
     if (s_->act.kind == 1 /* Relu */) {
-      DeviceBuffer bias_scratch;
-      LaunchArgs trial;
-      trial.inputs = {x.data(), w, nullptr, nullptr};
-      if (!s_->bias() && s_->has_bias_input) {
-        bias_scratch = DeviceBuffer(s_->bias_bytes);
-        KILN_CUDA_CHECK(cudaMemset(bias_scratch.data(), 0, s_->bias_bytes));
-        KILN_CUDA_CHECK(cudaDeviceSynchronize());
-        trial.inputs[2] = bias_scratch.data();
-      }
-      trial.outputs = {y.data()};
-      trial.workspace = ws.data();
-      trial.stream = dev.stream();
       fused_ = true;
       const float ms = time_candidate(dev.stream(), [&] { enqueue_fused(trial); }, 1);
       if (ms < 0) fused_ = false;
     }
+    choose_graph(opt, trial, limit, &timing);
     KILN_CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
     if (opt.cache && opt.time_tactics) {
-      opt.cache->put(s_->cache_key, fmt::format("algo={} math={} ws={} fused={} ms={}", static_cast<int>(algo_),
-                                                static_cast<int>(math_), ws_bytes_, fused_ ? 1 : 0, time_ms_));
+      opt.cache->put(s_->cache_key, graph_ ? graph_->cache_value()
+                                           : fmt::format("algo={} math={} ws={} fused={} ms={}", static_cast<int>(algo_),
+                                                         static_cast<int>(math_), ws_bytes_, fused_ ? 1 : 0, time_ms_));
     }
     describe(opt, opt.verbose ? ";" + timing : "");
+  }
+
+  // Times the best graph-API plan against the legacy choice made above (the whole enqueue of
+  // each, epilogue included) and keeps the faster; with KILN_CONV_TACTICS=graph, the graph
+  // plan whenever one runs. Untimed builds use the graph path only when it is forced.
+  void choose_graph(const LayerBuildOptions& opt, const LaunchArgs& trial, size_t limit, std::string* timing) {
+    const ConvFamilies families = conv_families();
+    if (families == ConvFamilies::kLegacy) return;
+    if (!opt.time_tactics) {
+      if (families == ConvFamilies::kGraph) graph_ = GraphConv::first(*s_, limit);
+      return;
+    }
+    auto g = GraphConv::best(*s_, trial, limit, timing);
+    if (!g) return;
+    const float legacy_ms = families == ConvFamilies::kGraph ? -1 : time_candidate(trial.stream, [&] { enqueue(trial); });
+    *timing += fmt::format(" legacy={:.4f}ms", legacy_ms);
+    if (legacy_ms < 0 || g->time_ms() < legacy_ms) graph_ = std::move(g);
   }
 
   // Takes algorithm, math type, workspace and fusion from an earlier timing of the same
@@ -116,6 +143,12 @@ class ConvLayer final : public Layer {
   bool from_cache(runtime::TacticCache& cache) {
     const auto hit = cache.find(s_->cache_key);
     if (!hit) return false;
+    const ConvFamilies families = conv_families();
+    if (GraphConv::is_cache_value(*hit)) {
+      if (families != ConvFamilies::kLegacy) graph_ = GraphConv::from_cache(*s_, *hit);
+      return graph_ != nullptr;
+    }
+    if (families == ConvFamilies::kGraph && graph_conv_unsupported(*s_).empty()) return false;
     int algo = -1, math = -1, fused = 0;
     unsigned long long ws = 0;
     float ms = -1;
@@ -133,6 +166,11 @@ class ConvLayer final : public Layer {
   }
 
   void describe(const LayerBuildOptions& opt, const std::string& extra) {
+    if (graph_) {
+      tactic_ = graph_->describe() + extra;
+      if (opt.verbose) std::fprintf(stderr, "kiln: %s: %s\n", s_->node_name.c_str(), tactic_.c_str());
+      return;
+    }
     tactic_ = fmt::format("cudnn conv algo {}{} ({}, ws {} KiB{}{})", static_cast<int>(algo_),
                           fused_ ? " fused bias+relu" : (s_->needs_epilogue() ? " + kiln epilogue" : ""), s_->summary,
                           ws_bytes_ / 1024, time_ms_ > 0 ? fmt::format(", {:.3f} ms", time_ms_) : "", extra);
@@ -140,6 +178,10 @@ class ConvLayer final : public Layer {
   }
 
   void enqueue(const LaunchArgs& a) override {
+    if (graph_) {
+      graph_->enqueue(a);
+      return;
+    }
     KILN_CUDNN_CHECK(cudnnSetStream(s_->handle, a.stream));
     if (fused_) {
       enqueue_fused(a);
@@ -148,11 +190,7 @@ class ConvLayer final : public Layer {
     const void* w = s_->weights() ? s_->weights() : a.inputs[1];
     KILN_CUDNN_CHECK(cudnnConvolutionForward(s_->handle, &kOne, s_->x_desc, a.inputs[0], s_->w_desc, w, s_->conv_desc,
                                              algo_, a.workspace, ws_bytes_, &kZero, s_->y_desc, a.outputs[0]));
-    if (s_->needs_epilogue()) {
-      const void* bias = s_->bias() ? s_->bias() : (s_->has_bias_input ? a.inputs[2] : nullptr);
-      const void* z = s_->has_z ? a.inputs[3] : nullptr;
-      launch_epilogue(s_->epilogue_type, s_->epilogue, a.outputs[0], bias, z, a.stream);
-    }
+    if (s_->needs_epilogue()) launch_conv_epilogue(*s_, a);
   }
 
  private:
@@ -175,6 +213,7 @@ class ConvLayer final : public Layer {
   float time_ms_ = -1;
   bool fused_ = false;
   std::string tactic_;
+  std::unique_ptr<GraphConv> graph_;  // the graph-API plan when it won (then it is all enqueue runs)
 };
 
 Status build_conv(LayerBuildContext& ctx, std::unique_ptr<Layer>* out) {
