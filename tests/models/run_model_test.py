@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """One real-model test: runs MODEL with kiln and with ONNX Runtime on the same inputs and compares.
 
-  run_model_test.py MODEL --kiln BIN --models-dir DIR --work-dir DIR [--node NODE] [--opt-level N]
+  run_model_test.py MODEL --kiln BIN --models-dir DIR --work-dir DIR [--node NODE] [--opt-level N] [--plan]
+
+With --plan, kiln first builds a CPU plan of the model (`kiln build --backend cpu`), describes it
+(`kiln plan-info`) and runs the plan instead of the model.
 
 Inputs and the model come from DIR (models/, filled by scripts/fetch_models.sh). ORT's outputs
 are cached in DIR/testdata/MODEL/ort/ and recomputed when the model or an input changes.
@@ -61,6 +64,7 @@ def main() -> None:
     parser.add_argument("--work-dir", required=True, type=Path)
     parser.add_argument("--node", default="node")
     parser.add_argument("--opt-level", type=int, default=2, help="kiln's graph optimization level")
+    parser.add_argument("--plan", action="store_true", help="build a CPU plan and run that")
     args = parser.parse_args()
 
     case_dir = args.models_dir / "testdata" / args.model
@@ -75,6 +79,11 @@ def main() -> None:
     shutil.rmtree(kiln_dir, ignore_errors=True)
     kiln_dir.mkdir(parents=True)
     cmd = [args.kiln, "run", model, f"-O{args.opt_level}"]
+    if args.plan:
+        plan = args.work_dir / f"{args.model}.plan"
+        run([args.kiln, "build", model, "-o", plan, "--backend", "cpu", f"-O{args.opt_level}"], "kiln build")
+        run([args.kiln, "plan-info", plan], "kiln plan-info")
+        cmd = [args.kiln, "run", plan]
     for name, f in feeds.items():
         cmd += ["--input", f"{name}={case_dir / f}"]
     run(cmd + ["--output-dir", kiln_dir], f"kiln run -O{args.opt_level}")
