@@ -284,6 +284,78 @@ def ok_inspect(work, shared):
             ["float32[N,256]", "[4,256]", "[4,1000]", "256,000", "0.001024"], None)
 
 
+# ---------------------------------------------------------------- plan files (src/runtime/plan_file.h)
+
+def write_plan(work, name, header=None, graph=None, version=1, cut=None):
+    """A plan file: magic, u32 version, u64 + JSON header, u64 + ONNX graph (add.onnx's)."""
+    import json
+    import struct
+    if header is None:
+        header = {"format_version": 1, "kiln_version": "0.1.0", "backend": "cpu", "precision": "fp32",
+                  "profiles": [], "shape_sets": []}
+    if graph is None:
+        with open(add_model(work), "rb") as f:
+            graph = f.read()
+    head = header if isinstance(header, bytes) else json.dumps(header).encode()
+    data = b"KILNPLAN" + struct.pack("<I", version) + struct.pack("<Q", len(head)) + head
+    data += struct.pack("<Q", len(graph)) + graph
+    path = os.path.join(work, name)
+    with open(path, "wb") as f:
+        f.write(data[:cut] if cut is not None else data)
+    return path
+
+
+def case_plan_truncated(work, shared):
+    path = write_plan(work, "cut.plan", cut=-10)
+    return ["run", path, "--random-inputs"], ["cut.plan", "truncated plan file", "graph"]
+
+
+def case_plan_truncated_header(work, shared):
+    path = write_plan(work, "cut_header.plan", cut=30)
+    return ["plan-info", path], ["cut_header.plan", "truncated plan file", "JSON header"]
+
+
+def case_plan_garbage_json(work, shared):
+    path = write_plan(work, "garbage.plan", header=b"{not json at all")
+    return ["run", path, "--random-inputs"], ["garbage.plan", "not valid JSON"]
+
+
+def case_plan_wrong_version(work, shared):
+    path = write_plan(work, "v99.plan", version=99)
+    return ["plan-info", path], ["v99.plan", "format version 99", "kiln build"]
+
+
+def case_plan_garbage_graph(work, shared):
+    path = write_plan(work, "badgraph.plan", graph=b"\xff" * 64)
+    return ["run", path, "--random-inputs"], ["badgraph.plan", "not a valid ONNX model"]
+
+
+def case_plan_cuda_on_cpu_backend(work, shared):
+    header = {"kiln_version": "0.1.0", "backend": "cuda", "precision": "fp16", "profiles": [],
+              "environment": {"sm": 90}, "tactics": {}, "shape_sets": []}
+    path = write_plan(work, "gpu.plan", header=header)
+    return ["run", path, "--random-inputs", "--backend", "cpu"], ["gpu.plan", "CUDA backend", ".onnx"]
+
+
+def case_build_bad_profile(work, shared):
+    return (["build", add_model(work), "-o", os.path.join(work, "x.plan"), "--backend", "cpu", "--profile", "a:1,2"],
+            ["--profile 'a:1,2'", "three shapes"])
+
+
+def case_build_profile_unknown_input(work, shared):
+    return (["build", add_model(work), "-o", os.path.join(work, "x.plan"), "--backend", "cpu", "--profile",
+             "zz:1,2,3"], ["no input 'zz'"])
+
+
+def ok_build_plan_info_run(work, shared):
+    plan = os.path.join(work, "add.plan")
+    built = subprocess.run([sys.argv[sys.argv.index("--kiln") + 1], "build", add_model(work), "-o", plan,
+                            "--backend", "cpu"], capture_output=True, text=True)
+    if built.returncode != 0 or "add.plan" not in built.stdout:
+        raise RuntimeError("kiln build failed: " + built.stderr)
+    return ["run", plan, "--random-inputs"], ["c: float32 [2,3]"], None
+
+
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 CASES.update({name: fn for name, fn in sorted(globals().items()) if name.startswith("ok_")})
 
