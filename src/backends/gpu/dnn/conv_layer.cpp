@@ -114,7 +114,7 @@ class ConvLayer final : public Layer {
     choose_graph(opt, trial, limit, &timing);
     KILN_CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
     if (opt.cache && opt.time_tactics) {
-      opt.cache->put(s_->cache_key, graph_ ? graph_->cache_value()
+      opt.cache->put(cache_key(), graph_ ? graph_->cache_value()
                                            : fmt::format("algo={} math={} ws={} fused={} ms={}", static_cast<int>(algo_),
                                                          static_cast<int>(math_), ws_bytes_, fused_ ? 1 : 0, time_ms_));
     }
@@ -141,14 +141,12 @@ class ConvLayer final : public Layer {
   // Takes algorithm, math type, workspace and fusion from an earlier timing of the same
   // convolution; false when the entry is missing or unreadable (then it is timed again).
   bool from_cache(runtime::TacticCache& cache) {
-    const auto hit = cache.find(s_->cache_key);
+    const auto hit = cache.find(cache_key());
     if (!hit) return false;
-    const ConvFamilies families = conv_families();
     if (GraphConv::is_cache_value(*hit)) {
-      if (families != ConvFamilies::kLegacy) graph_ = GraphConv::from_cache(*s_, *hit);
+      graph_ = GraphConv::from_cache(*s_, *hit);
       return graph_ != nullptr;
     }
-    if (families == ConvFamilies::kGraph && graph_conv_unsupported(*s_).empty()) return false;
     int algo = -1, math = -1, fused = 0;
     unsigned long long ws = 0;
     float ms = -1;
@@ -163,6 +161,16 @@ class ConvLayer final : public Layer {
     fused_ = fused != 0;
     time_ms_ = ms;
     return true;
+  }
+
+  // The winner depends on the families timed, so they are part of the key (entries written
+  // before the graph family existed no longer match and are timed again once).
+  std::string cache_key() const {
+    const ConvFamilies f = conv_families();
+    const char* families = f == ConvFamilies::kAll     ? "legacy,graph"
+                           : f == ConvFamilies::kGraph ? "graph"
+                                                       : "legacy";
+    return s_->cache_key + " tactics=" + families;
   }
 
   void describe(const LayerBuildOptions& opt, const std::string& extra) {

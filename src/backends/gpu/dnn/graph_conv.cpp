@@ -149,7 +149,7 @@ void execute(cudnnHandle_t h, const BackendDesc& plan, const BackendDesc& pack, 
 }  // namespace
 
 struct GraphConv::Candidate {
-  BackendDesc plan;
+  BackendDesc cfg, plan;  // the plan may refer to its engine configuration: kept together
   int mode = CUDNN_HEUR_MODE_A, index = 0;
   int64_t engine = -1;
   size_t ws = 0;
@@ -157,13 +157,21 @@ struct GraphConv::Candidate {
 };
 
 GraphConv::GraphConv(const ConvSetup& s, std::unique_ptr<ConvOpGraph> g, Candidate c)
-    : s_(s), g_(std::move(g)), plan_(std::move(c.plan)), mode_(c.mode), index_(c.index), engine_(c.engine),
-      ws_bytes_(c.ws), ms_(c.ms) {}
+    : s_(s),
+      g_(std::move(g)),
+      cfg_(std::move(c.cfg)),
+      plan_(std::move(c.plan)),
+      mode_(c.mode),
+      index_(c.index),
+      engine_(c.engine),
+      ws_bytes_(c.ws),
+      ms_(c.ms) {}
 
-// The variant pack and plan go before the graph whose descriptors they were made from.
+// The variant pack, plan and configuration go before the graph whose descriptors they were made from.
 GraphConv::~GraphConv() {
   pack_ = BackendDesc();
   plan_ = BackendDesc();
+  cfg_ = BackendDesc();
 }
 
 std::unique_ptr<GraphConv> GraphConv::best(const ConvSetup& s, const LaunchArgs& trial, size_t limit,
@@ -218,6 +226,7 @@ std::unique_ptr<GraphConv> GraphConv::search(const ConvSetup& s, const LaunchArg
         c.index = static_cast<int>(i);
         c.engine = info.id;
         if (!finalize_plan(s.handle, cfgs[i].get(), &c.plan, &c.ws) || c.ws > limit) continue;
+        c.cfg = std::move(cfgs[i]);
         ++plans;
         if (!trial) return std::unique_ptr<GraphConv>(new GraphConv(s, std::move(g), std::move(c)));
         c.ms = time_candidate(trial->stream, [&] {
@@ -263,6 +272,7 @@ std::unique_ptr<GraphConv> GraphConv::from_cache(const ConvSetup& s, const std::
     c.engine = info.id;
     c.ms = ms;
     if (!finalize_plan(s.handle, cfgs[index].get(), &c.plan, &c.ws) || c.ws > workspace_limit()) return nullptr;
+    c.cfg = std::move(cfgs[index]);
     return std::unique_ptr<GraphConv>(new GraphConv(s, std::move(g), std::move(c)));
   } catch (const GpuError&) {
     return nullptr;

@@ -50,7 +50,7 @@ class GraphConv {
 
   const ConvSetup& s_;
   std::unique_ptr<ConvOpGraph> g_;
-  BackendDesc plan_;
+  BackendDesc cfg_, plan_;
   int mode_ = 0, index_ = 0;
   int64_t engine_ = -1;
   size_t ws_bytes_ = 0;
