@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/inspect_optimize.h"
+#include "api/plan_load.h"
 #include "api/tensor_info.h"
 #include "core/error.h"
 #include "onnx/importer.h"
@@ -109,7 +110,7 @@ void summarize_graph(const ir::Graph& g, std::map<std::string, OpCostSummary>& b
 Status inspect_impl(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes,
                     ModelSummary* s) {
   std::unique_ptr<ir::Graph> g;
-  KILN_RETURN_IF_ERROR(onnx_io::import_model_file(path, &g));
+  KILN_RETURN_IF_ERROR(import_model_or_plan(path, &g));  // a plan: its optimized graph
   for (const auto& [name, dims] : shapes) {
     const bool known = std::any_of(g->inputs.begin(), g->inputs.end(), [&](const ir::Value* v) { return v->name == name; });
     if (!known) {

@@ -47,7 +47,22 @@ Status check_backend(const std::string& plan_backend, const SessionOptions& opti
   return Status::OK();
 }
 
+// The plan's optimized graph, imported (the graph bytes are released).
+Status import_plan_graph(const std::string& path, runtime::PlanFile* plan, std::unique_ptr<ir::Graph>* g) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  KILN_RETURN_IF_ERROR(onnx_io::import_model_bytes(plan->graph_bytes, dir.empty() ? "." : dir, g).with_context(path));
+  std::string().swap(plan->graph_bytes);
+  return Status::OK();
+}
+
 }  // namespace
+
+Status import_model_or_plan(const std::string& path, std::unique_ptr<ir::Graph>* g) {
+  if (!runtime::is_plan_file(path)) return onnx_io::import_model_file(path, g);
+  runtime::PlanFile plan;
+  KILN_RETURN_IF_ERROR(runtime::read_plan_file(path, &plan));
+  return import_plan_graph(path, &plan, g);
+}
 
 Status load_plan(const std::string& path, const SessionOptions& options, std::unique_ptr<Session>* session) {
   runtime::PlanFile plan;
@@ -63,9 +78,7 @@ Status load_plan(const std::string& path, const SessionOptions& options, std::un
   }
   // The graph is the optimizer's output already: import and type it, no second optimization.
   std::unique_ptr<ir::Graph> g;
-  const std::string dir = std::filesystem::path(path).parent_path().string();
-  KILN_RETURN_IF_ERROR(onnx_io::import_model_bytes(plan.graph_bytes, dir.empty() ? "." : dir, &g).with_context(path));
-  plan.graph_bytes.clear();
+  KILN_RETURN_IF_ERROR(import_plan_graph(path, &plan, &g));
   KILN_RETURN_IF_ERROR(runtime::infer_graph_types(*g).with_context(path));
   KILN_RETURN_IF_ERROR(ir::verify_graph(*g).with_context(path));
 

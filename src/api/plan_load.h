@@ -21,4 +21,7 @@ Status create_session(std::unique_ptr<ir::Graph> g, const std::string& backend, 
 // graph without optimizing it again, and creates the session with the plan's precision.
 Status load_plan(const std::string& path, const SessionOptions& options, std::unique_ptr<Session>* session);
 
+// Imports an ONNX model, or a plan's optimized graph (for `kiln inspect PLAN`).
+Status import_model_or_plan(const std::string& path, std::unique_ptr<ir::Graph>* g);
+
 }  // namespace kiln

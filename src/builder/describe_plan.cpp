@@ -72,7 +72,7 @@ void describe_header(const std::string& path, const json& h, std::string* out) {
                       h.value("backend", "?"), h.value("precision", "?"), h.value("optimization_level", -1),
                       h.value("prefer_channels_last", false) ? "yes" : "no");
   if (h.contains("environment")) *out += "environment: " + environment_text(h["environment"]) + "\n";
-  if (h["profiles"].empty()) *out += "profiles: none (static input shapes)\n";
+  if (h["profiles"].empty()) *out += "profiles: none\n";
   for (const json& p : h["profiles"]) {
     *out += fmt::format("profile: {} min {} opt {} max {}\n", p.value("input", "?"), shape_text(p.at("min")),
                         shape_text(p.at("opt")), shape_text(p.at("max")));
