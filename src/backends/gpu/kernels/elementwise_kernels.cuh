@@ -8,15 +8,33 @@
 
 namespace kiln::gpu::kern {
 
+// Comparisons write bool; every other op writes its input type. Spelled out, not deduced from
+// ew_apply: nvcc's host pass sees a __device__ function as returning void, so a decltype of
+// ew_apply made the host launch ew_contiguous<Equal, float, float> while the device had compiled
+// only <Equal, float, bool> ("invalid device function" at launch).
+constexpr bool ew_writes_bool(EwOp op) {
+#define KILN_IS(name) op == EwOp::k##name ||
+  return KILN_EW_COMPARE(KILN_IS) false;
+#undef KILN_IS
+}
 template <EwOp OP, class T>
-using ew_out_t = std::conditional_t<std::is_same_v<decltype(ew_apply<OP>(compute_t<T>{}, compute_t<T>{}, EwParams{})), bool>,
-                                    bool, T>;
+using ew_out_t = std::conditional_t<ew_writes_bool(OP), bool, T>;
+
+// Device side only (where ew_apply has its real type): ew_writes_bool agrees with ew_apply.
+template <EwOp OP, class T>
+__device__ __forceinline__ void ew_check_out() {
+  using C = compute_t<T>;
+  constexpr bool yields_bool = std::is_same_v<decltype(ew_apply<OP>(C{}, C{}, EwParams{})), bool>;
+  static_assert(!ew_writes_bool(OP) || yields_bool, "ew_writes_bool lists an op that does not yield bool");
+  static_assert(!yields_bool || std::is_same_v<C, bool> || ew_writes_bool(OP), "an op yields bool: add it to ew_writes_bool");
+}
 
 // V elements per thread per step (one 16-byte access of T when V = 16 / sizeof(T)); a scalar
 // operand is read once. The tail past the last whole vector is done one element at a time.
 template <EwOp OP, class T, class Out, int V>
 __global__ void ew_contiguous(const T* __restrict__ a, const T* __restrict__ b, Out* __restrict__ y, int64_t n,
                               bool a_scalar, bool b_scalar, EwParams p) {
+  ew_check_out<OP, T>();
   using C = compute_t<T>;
   const C sa = a_scalar ? cvt<C>(a[0]) : C();
   const C sb = b_scalar ? cvt<C>(b[0]) : C();
@@ -46,6 +64,7 @@ __global__ void ew_contiguous(const T* __restrict__ a, const T* __restrict__ b, 
 template <EwOp OP, class T, class Out>
 __global__ void ew_broadcast(const T* __restrict__ a, const T* __restrict__ b, Out* __restrict__ y, int64_t n,
                              Broadcast<2> bc, EwParams p) {
+  ew_check_out<OP, T>();
   using C = compute_t<T>;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
