@@ -15,6 +15,7 @@
 #     resnet50     exports torchvision ResNet-50 here, checks kiln cuda against ONNX Runtime
 #     sanitize     compute-sanitizer memcheck over a few GPU tests
 #     bench        ResNet-50 benchmark, kiln and PyTorch side by side (bench/resnet50_gpu.sh)
+#     ppocr        PP-OCR det/rec benchmark, kiln and ONNX Runtime CPU (bench/ppocr_gpu.sh)
 # Each step's log goes to $OUT/<step>.log; the script's exit status is the number of failed steps.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -70,7 +71,8 @@ step_sanitize() {
   compute-sanitizer --tool memcheck --error-exitcode 3 "$K/bin/kiln_gpu_tests" --gtest_brief=1 \
     --gtest_filter="${KILN_SANITIZE_FILTER:-*}"
 }
-step_bench() { bash "$ROOT/bench/resnet50_gpu.sh" "$K" "$OUT"; }
+step_bench() { OUT="$OUT" bash "$ROOT/bench/resnet50_gpu.sh" "$K"; }
+step_ppocr() { OUT="$OUT" bash "$ROOT/bench/ppocr_gpu.sh" "$K"; }
 
 for step in "$@"; do
   echo "=== $step ($(date +%T))"

@@ -46,9 +46,11 @@ void draw_panel(std::string& svg, double ox, double oy, const std::string& y_lab
   y_max = nice_ceiling(y_max);
   const double w = kPanelW - kLeft - kRight, h = kPanelH - kTop - kBottom;
   const double x0 = ox + kLeft, y0 = oy + kTop;
+  // Markers stay off the frame: the x range maps to the width less a margin on each side.
+  const double pad = 16;
   auto px = [&](double batch) {
     const double span = xr.hi - xr.lo;
-    return x0 + (span > 0 ? (std::log2(batch) - xr.lo) / span * w : w / 2);
+    return x0 + pad + (span > 0 ? (std::log2(batch) - xr.lo) / span * (w - 2 * pad) : (w - 2 * pad) / 2);
   };
   auto py = [&](double v) { return y0 + h - v / y_max * h; };
 
