@@ -30,12 +30,13 @@ class Reader {
     return Status::OK();
   }
 
-  // A u64 length, then that many bytes.
-  Status read_section(const char* what, std::string* out) {
+  // A u64 length, then that many bytes: where they are.
+  Status read_section(const char* what, size_t* offset, size_t* size) {
     uint64_t n = 0;
     KILN_RETURN_IF_ERROR(read_le(what, &n));
     if (n > left()) return truncated(what, n);
-    out->assign(bytes_, pos_, n);
+    *offset = pos_;
+    *size = n;
     pos_ += n;
     return Status::OK();
   }
@@ -94,7 +95,10 @@ std::string serialize_plan(const PlanFile& plan) {
   return out;
 }
 
-Status parse_plan(const std::string& bytes, PlanFile* plan) {
+namespace {
+
+// Checks the container and parses the header; the graph is bytes[*graph_offset, +*graph_size).
+Status parse_sections(const std::string& bytes, nlohmann::json* header, size_t* graph_offset, size_t* graph_size) {
   if (bytes.size() < kMagicSize || std::memcmp(bytes.data(), kPlanMagic, kMagicSize) != 0) {
     return invalid_model("not a kiln plan file (it does not start with \"KILNPLAN\")");
   }
@@ -105,14 +109,25 @@ Status parse_plan(const std::string& bytes, PlanFile* plan) {
     return unsupported("plan file format version {}, but this kiln reads version {}: rebuild the plan with `kiln build`",
                        version, kPlanFormatVersion);
   }
-  std::string header;
-  KILN_RETURN_IF_ERROR(r.read_section("JSON header", &header));
-  plan->header = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
-  if (plan->header.is_discarded()) return invalid_model("corrupt plan file: the header is not valid JSON");
-  KILN_RETURN_IF_ERROR(check_header(plan->header));
-  KILN_RETURN_IF_ERROR(r.read_section("graph", &plan->graph_bytes));
-  if (plan->graph_bytes.empty()) return invalid_model("corrupt plan file: the graph section is empty");
+  size_t header_offset = 0, header_size = 0;
+  KILN_RETURN_IF_ERROR(r.read_section("JSON header", &header_offset, &header_size));
+  *header = nlohmann::json::parse(bytes.begin() + static_cast<std::ptrdiff_t>(header_offset),
+                                  bytes.begin() + static_cast<std::ptrdiff_t>(header_offset + header_size), nullptr,
+                                  /*allow_exceptions=*/false);
+  if (header->is_discarded()) return invalid_model("corrupt plan file: the header is not valid JSON");
+  KILN_RETURN_IF_ERROR(check_header(*header));
+  KILN_RETURN_IF_ERROR(r.read_section("graph", graph_offset, graph_size));
+  if (*graph_size == 0) return invalid_model("corrupt plan file: the graph section is empty");
   if (r.left() != 0) return invalid_model("corrupt plan file: {} unexpected bytes after the graph", r.left());
+  return Status::OK();
+}
+
+}  // namespace
+
+Status parse_plan(const std::string& bytes, PlanFile* plan) {
+  size_t offset = 0, size = 0;
+  KILN_RETURN_IF_ERROR(parse_sections(bytes, &plan->header, &offset, &size));
+  plan->graph_bytes.assign(bytes, offset, size);
   return Status::OK();
 }
 
@@ -129,7 +144,13 @@ Status write_plan_file(const std::string& path, const PlanFile& plan, size_t* by
 Status read_plan_file(const std::string& path, PlanFile* plan) {
   std::string bytes;
   KILN_RETURN_IF_ERROR(read_file_bytes(path, "plan file", &bytes));
-  return parse_plan(bytes, plan).with_context(path);
+  size_t offset = 0, size = 0;
+  KILN_RETURN_IF_ERROR(parse_sections(bytes, &plan->header, &offset, &size).with_context(path));
+  // The graph is most of the file: keep its bytes where they are rather than copy them.
+  bytes.erase(0, offset);
+  bytes.resize(size);
+  plan->graph_bytes = std::move(bytes);
+  return Status::OK();
 }
 
 }  // namespace kiln::runtime
