@@ -45,14 +45,7 @@ Status run_node(const ir::Node& node, Env& env) {
   }
   // Subgraphs see this graph's values through their proxies (Value::outer).
   auto run_subgraph = [&env](const ir::Graph& sub, std::vector<Tensor>* outs) -> Status {
-    Env sub_env;
-    for (const auto& v : sub.values()) {
-      if (!v->outer) continue;
-      const Tensor* t = lookup(v->outer, env);
-      KILN_ASSERT(t != nullptr, "subgraph reads '{}' which has no value", v->name);
-      sub_env[v.get()] = *t;
-    }
-    return run_graph(sub, sub_env, outs);
+    return run_subgraph_on_cpu(sub, [&env](const ir::Value* v) { return lookup(v, env); }, outs);
   };
   std::vector<Tensor> outs;
   KILN_RETURN_IF_ERROR(eval_node(node, ins, run_subgraph, &outs));
@@ -88,6 +81,18 @@ Status run_graph(const ir::Graph& g, Env& env, std::vector<Tensor>* outputs) {
 }
 
 }  // namespace
+
+Status run_subgraph_on_cpu(const ir::Graph& sub, const std::function<const Tensor*(const ir::Value*)>& outer,
+                           std::vector<Tensor>* outputs) {
+  Env sub_env;
+  for (const auto& v : sub.values()) {
+    if (!v->outer) continue;
+    const Tensor* t = outer(v->outer);
+    KILN_ASSERT(t != nullptr, "subgraph reads '{}' which has no value", v->name);
+    sub_env[v.get()] = *t;
+  }
+  return run_graph(sub, sub_env, outputs);
+}
 
 Status check_input(const ir::Value& declared, const Tensor& t) {
   const ir::TensorType& want = declared.type;

@@ -1,6 +1,7 @@
 // Runs a graph node by node on the CPU reference backend. Shapes are resolved from the
 // actual inputs at every run, so dynamic dimensions need no preparation.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@ class CpuExecutor {
  private:
   const ir::Graph& graph_;
 };
+
+// Runs a subgraph (an If branch) on the CPU; `outer` gives the values of the enclosing graph
+// it reads (Value::outer). The GPU host fallback runs If nodes through this.
+Status run_subgraph_on_cpu(const ir::Graph& sub, const std::function<const Tensor*(const ir::Value*)>& outer,
+                           std::vector<Tensor>* outputs);
 
 // Checks one input tensor against its declared type (dtype, rank, known dims).
 Status check_input(const ir::Value& declared, const Tensor& t);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "backends/gpu/check.h"
+#include "runtime/cpu_executor.h"
 #include "runtime/node_eval.h"
 
 namespace kiln::runtime {
@@ -39,11 +40,18 @@ class HostFallbackLayer final : public gpu::Layer {
       }
     }
     KILN_CUDA_CHECK(cudaStreamSynchronize(args.stream));
-    auto no_subgraphs = [this](const ir::Graph&, std::vector<Tensor>*) {
-      return Status(StatusCode::kUnsupported, node_.describe() + ": subgraphs do not run in the GPU host fallback");
+    // An If's branches read enclosing values; the planner made them inputs of this node.
+    auto run_subgraph = [this, &ins](const ir::Graph& sub, std::vector<Tensor>* outs) {
+      auto outer = [this, &ins](const ir::Value* v) -> const Tensor* {
+        for (size_t i = 0; i < node_.inputs.size(); ++i) {
+          if (node_.inputs[i] == v) return ins[i];
+        }
+        return v->constant ? &*v->constant : nullptr;
+      };
+      return run_subgraph_on_cpu(sub, outer, outs);
     };
     std::vector<Tensor> outs;
-    const Status st = eval_node(node_, ins, no_subgraphs, &outs);
+    const Status st = eval_node(node_, ins, run_subgraph, &outs);
     if (!st.ok()) throw gpu::GpuError("cpu-fallback of " + node_.describe() + " failed: " + st.to_string());
     for (size_t i = 0; i < outputs_.size(); ++i) {
       if (!args.outputs[i] || !outs[i].defined()) continue;

@@ -92,6 +92,8 @@ class Planner {
 
   Status visit(const ir::Node& node);
   Status plan_if(const ir::Node& node);
+  Status plan_if_on_host(const ir::Node& node);
+  Status inline_branch(const ir::Node& node, const char* which);
   Status add_identity(const ir::Node& owner, const ir::Value* from, const ir::Value* to);
   void note_needed(const ops::OpSchema& schema, const ops::InferContext& ctx);
   bool fold(const ir::Node& node, const ops::InferContext& ctx, const InputSet& taint);
@@ -210,20 +212,20 @@ bool Planner::fold(const ir::Node& node, const ops::InferContext& ctx, const Inp
 Status Planner::plan_if(const ir::Node& node) {
   const ir::Value* c = node.input(0);
   const Tensor* cond = c ? value_of(c) : nullptr;
-  if (!cond) {
-    return unsupported("{}: the If condition depends on tensor data; the GPU executor runs an If only when its "
-                       "condition is known when it plans (run this model with --backend cpu)",
-                       node.describe());
-  }
+  if (!cond) return plan_if_on_host(node);
   if (cond->numel() != 1 || cond->dtype() != DType::kBool) {
     return invalid_argument("{}: If condition must be one bool, got {} {}", node.describe(), dtype_name(cond->dtype()),
                             shape_to_string(cond->shape()));
   }
   const InputSet t = taint_of(c);
   needed_.insert(t.begin(), t.end());
-  const ir::Graph* branch = node.attr_g(*cond->data_as<bool>() ? "then_branch" : "else_branch");
+  return inline_branch(node, *cond->data_as<bool>() ? "then_branch" : "else_branch");
+}
+
+Status Planner::inline_branch(const ir::Node& node, const char* which) {
+  const ir::Graph* branch = node.attr_g(which);
   if (!branch || branch->outputs.size() != node.outputs.size()) {
-    return invalid_argument("{}: If branch missing or with {} outputs for {}", node.describe(),
+    return invalid_argument("{}: If {} missing or with {} outputs for {}", node.describe(), which,
                             branch ? branch->outputs.size() : 0, node.outputs.size());
   }
   for (const auto& v : branch->values()) {
@@ -236,6 +238,44 @@ Status Planner::plan_if(const ir::Node& node) {
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i]) KILN_RETURN_IF_ERROR(add_identity(node, branch->outputs[i], node.outputs[i]));
   }
+  return Status::OK();
+}
+
+// An If whose condition is known only at run time runs on the host (the GPU fallback layer)
+// when both branches give the same concrete output types. The node is copied with the enclosing
+// values its branches read as extra inputs, so the plan keeps them alive and hands them over.
+Status Planner::plan_if_on_host(const ir::Node& node) {
+  std::vector<ir::TensorType> types[2];
+  const char* branches[2] = {"then_branch", "else_branch"};
+  for (int b = 0; b < 2; ++b) {
+    ConcreteTypes scratch;
+    scratch.types = out_->types;
+    scratch.folded = out_->folded;
+    Planner sub(&scratch, /*track=*/false);
+    const Status st = sub.inline_branch(node, branches[b]);
+    if (!st.ok()) {
+      return unsupported("{}: the If condition depends on tensor data, and planning its {} failed: {}",
+                         node.describe(), branches[b], st.message());
+    }
+    for (const ir::Value* o : node.outputs) types[b].push_back(o ? scratch.types.at(o) : ir::TensorType{});
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] && !same_types({types[0][i]}, {types[1][i]})) {
+      return unsupported("{}: the If condition depends on tensor data and its branches give output {} as {} and {}; "
+                         "the GPU executor needs one shape when it plans (run this model with --backend cpu)",
+                         node.describe(), i, types[0][i].to_string(), types[1][i].to_string());
+    }
+    if (node.outputs[i]) out_->types[node.outputs[i]] = types[0][i];
+  }
+  auto copy = std::make_unique<ir::Node>(node);  // the attributes share the branch graphs
+  copy->inputs.insert(copy->inputs.end(), node.implicit_inputs.begin(), node.implicit_inputs.end());
+  copy->implicit_inputs.clear();
+  for (const ir::Value* v : copy->inputs) {
+    if (v && v->constant) out_->types[v] = ir::TensorType::of(v->constant->dtype(), v->constant->shape());
+    KILN_ASSERT(!v || out_->types.count(v), "{}: input '{}' has no type yet", node.describe(), v->name);
+  }
+  out_->nodes.push_back(copy.get());
+  out_->synthetic.push_back(std::move(copy));
   return Status::OK();
 }
 

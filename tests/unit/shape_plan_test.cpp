@@ -100,7 +100,8 @@ TEST(ShapePlan, IfWithKnownConditionRunsItsBranchInline) {
   EXPECT_EQ(ct.nodes.back()->outputs[0], g->outputs[0]);
 }
 
-TEST(ShapePlan, IfOnTensorDataIsAClearError) {
+// Condition from tensor data: the If runs on the host, its branches' outer reads as inputs.
+TEST(ShapePlan, IfOnTensorDataRunsOnTheHostWhenBranchesAgree) {
   auto g = testing::graph_from_text(R"(<ir_version: 8, opset_import: ["" : 17]>
     m (float[4] x, float[1] f) => (float[4] y) {
       z = Constant<value = float[1] {0}>()
@@ -110,9 +111,30 @@ TEST(ShapePlan, IfOnTensorDataIsAClearError) {
     })");
   ConcreteTypes ct;
   std::vector<bool> needed;
-  Status st = plan(*g, {Tensor::uninitialized(DType::kFloat32, {4}), Tensor::uninitialized(DType::kFloat32, {1})}, &ct, &needed);
+  const std::vector<Tensor> in = {Tensor::uninitialized(DType::kFloat32, {4}), Tensor::uninitialized(DType::kFloat32, {1})};
+  ASSERT_TRUE(plan(*g, in, &ct, &needed).ok());
+  ASSERT_EQ(ct.nodes.size(), 2u);
+  const ir::Node& n = *ct.nodes[1];
+  EXPECT_EQ(n.op_type, "If");
+  ASSERT_EQ(n.inputs.size(), 2u);
+  EXPECT_EQ(n.inputs[1], g->inputs[0]);  // x, read by both branches
+  EXPECT_EQ(ct.types.at(g->outputs[0]).concrete(), (std::vector<int64_t>{4}));
+}
+
+TEST(ShapePlan, IfOnTensorDataWithDifferentBranchShapesIsAClearError) {
+  auto g = testing::graph_from_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+    m (float[4] x, float[1] f) => (float[N] y) {
+      z = Constant<value = float[1] {0}>()
+      c = Greater(f, z)
+      y = If(c) <then_branch = g1 () => (float[4] t) { t = Relu(x) },
+                 else_branch = g2 () => (float[8] e) { e = Concat<axis = 0>(x, x) }>
+    })");
+  ConcreteTypes ct;
+  std::vector<bool> needed;
+  const std::vector<Tensor> in = {Tensor::uninitialized(DType::kFloat32, {4}), Tensor::uninitialized(DType::kFloat32, {1})};
+  Status st = plan(*g, in, &ct, &needed);
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
-  EXPECT_NE(st.message().find("If condition"), std::string::npos) << st.to_string();
+  EXPECT_NE(st.message().find("branches give output 0"), std::string::npos) << st.to_string();
 }
 
 // ---- every required conformance test and real model ----
