@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "builder/optimize.h"
 #include "gpu_test_util.h"
 
 namespace kiln {
@@ -136,6 +137,32 @@ TEST_P(GpuGraphConv, Fp16NhwcMatchesCpu) {
   // the legacy API, which is harmless but not what this test is about).
   expect_all_contain(tactics, "cudnn graph");
   std::printf("%s", joined(tactics).c_str());
+}
+
+// The models above become what the graph path is for: one channels-last fp16 FusedConv with
+// the bias, residual and activation inside (no GPU needed to check that).
+TEST_P(GpuGraphConv, OptimizesToOneFp16NhwcFusedConv) {
+  const GraphCase& gc = GetParam();
+  const Tensor w = testing::random_tensor(DType::kFloat32, {gc.m, gc.c / gc.group, gc.k, gc.k}, 2);
+  const Tensor b = testing::random_tensor(DType::kFloat32, {gc.m}, 3);
+  auto g = testing::import_text(model_text(gc, w, b), std::string("gpu_graphconv_opt_") + gc.name);
+  ASSERT_TRUE(g);
+  builder::OptimizeOptions o;
+  o.backend = "cuda";
+  o.precision = "fp16";
+  const Status st = builder::optimize_graph(*g, o);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  int convs = 0;
+  for (const auto& n : g->nodes()) {
+    EXPECT_NE(n->op_type, "Conv");
+    if (n->op_type != "FusedConv") continue;
+    ++convs;
+    EXPECT_EQ(n->attr_i("channels_last", 0), 1);
+    EXPECT_EQ(n->input(0)->type.dtype, DType::kFloat16);
+    EXPECT_EQ(n->input(3) != nullptr, gc.residual);
+    EXPECT_EQ(n->attr_s("activation", ""), gc.act);
+  }
+  EXPECT_EQ(convs, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -85,9 +85,10 @@ BackendDesc pointwise_desc(cudnnPointwiseMode_t mode) {
   return pw;
 }
 
-// cuDNN's pointwise form of kiln's activation. RELU_FWD is max(lower, min(x, upper)) with
-// slope * x below 0 when lower is 0 — exactly Relu, LeakyRelu and Clip; the others are the
-// textbook functions (SWISH with beta 1 is SiLU). False when cuDNN has no exact form.
+// cuDNN's pointwise form of kiln's activation. RELU_FWD clips to [lower, upper] with a slope
+// below `lower`; with lower = 0 every reading of its formula gives Relu, LeakyRelu and Clip
+// [0, max] (ReLU6) exactly, so Clip with another minimum stays on kiln's epilogue. The others
+// are the textbook functions (SWISH with beta 1 is SiLU). False when cuDNN has no exact form.
 bool pointwise_activation(const ConvSetup& s, BackendDesc* out, std::string* name) {
   const auto kind = static_cast<ActivationKind>(s.act.kind);
   const float p0 = s.epilogue.p0, p1 = s.epilogue.p1;
@@ -102,8 +103,8 @@ bool pointwise_activation(const ConvSetup& s, BackendDesc* out, std::string* nam
     case ActivationKind::kRelu: *out = relu(0.0, FLT_MAX, 0.0); break;
     case ActivationKind::kLeakyRelu: *out = relu(0.0, FLT_MAX, p0); break;
     case ActivationKind::kClip:
-      if (!(p0 <= p1)) return false;
-      *out = relu(p0, p1, 0.0);
+      if (p0 != 0.0f || !(p1 >= 0.0f)) return false;
+      *out = relu(0.0, p1, 0.0);
       break;
     case ActivationKind::kSigmoid: *out = pointwise_desc(CUDNN_POINTWISE_SIGMOID_FWD); break;
     case ActivationKind::kTanh: *out = pointwise_desc(CUDNN_POINTWISE_TANH_FWD); break;

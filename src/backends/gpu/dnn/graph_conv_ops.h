@@ -29,8 +29,8 @@ struct ConvOpGraph {
 std::string graph_conv_unsupported(const ConvSetup& s);
 
 // True when cuDNN's pointwise ops compute the setup's activation exactly as kiln defines it
-// (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Gelu both forms, Silu); otherwise only the unfused
-// graph applies and kiln's epilogue kernel runs after.
+// (Relu, LeakyRelu, Clip [0, max], Sigmoid, Tanh, Gelu both forms, Silu); otherwise only the
+// unfused graph applies and kiln's epilogue kernel runs after.
 bool graph_can_fuse_epilogue(const ConvSetup& s);
 
 // Builds and finalizes the operation graph; throws GpuError when cuDNN refuses it.
