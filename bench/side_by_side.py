@@ -16,6 +16,7 @@ Peer JSON: a list of {"engine", "mode", "batch", "p50_ms", "p99_ms", ["peak_gib"
 """
 import argparse
 import json
+import sys
 from pathlib import Path
 
 
@@ -51,12 +52,12 @@ def main() -> None:
     args = ap.parse_args()
     small, large = (int(b) for b in args.batches.split(","))
     points = []
-    for f in args.kiln:
-        if Path(f).is_file():
-            points += list(kiln_rows(Path(f)))
-    for f in args.peers:
-        if Path(f).is_file():
-            points += list(peer_rows(Path(f)))
+    for files, rows in ((args.kiln, kiln_rows), (args.peers, peer_rows)):
+        for f in files:
+            try:
+                points += list(rows(Path(f)))
+            except (OSError, ValueError, KeyError) as e:  # a step that failed before writing its JSON
+                print(f"side_by_side.py: skipping {f}: {e}", file=sys.stderr)
 
     # (model, row) -> {batch: point}, in first-seen order.
     table = {}

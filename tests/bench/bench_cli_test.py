@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`kiln bench MODEL --backend cpu --batch 1,2 --runs 3 --min-seconds 0 --json X --plot Y.svg`:
 exit 0, two points in the JSON with positive times and the documented keys, a well-formed SVG
-with one line per precision in each panel. Also: a failed point gives its error in the JSON and a non-zero exit, and `kiln profile` on the CPU is a
+with one line per precision in each panel. Also: a plan is benched at its own precision, a failed
+point gives its error in the JSON and a non-zero exit, and `kiln profile` on the CPU is a
 one-line error."""
 import argparse
 import json
@@ -65,6 +66,17 @@ def main() -> None:
     pts = json.loads(js.read_text())["points"]
     check(r.returncode != 0 and "nosuch" in r.stdout, "a failed point: non-zero exit, error in its row")
     check(len(pts) == 1 and "nosuch" in pts[0]["error"] and pts[0]["runs"] == 0, f"failed point in JSON: {pts}")
+
+    # A plan carries its precision: benched as such, and --precision may only repeat it.
+    plan = work / "model.plan"
+    r = kiln(args, "build", args.model, "-o", str(plan), "--backend", "cpu")
+    check(r.returncode == 0, "kiln build --backend cpu")
+    r = kiln(args, "bench", str(plan), "--backend", "cpu", "--precision", "fp16", "--runs", "1", "--warmup", "0")
+    check(r.returncode != 0 and "fp32 plan" in r.stderr, "--precision other than the plan's is an error")
+    r = kiln(args, "bench", str(plan), "--backend", "cpu", "--runs", "1", "--warmup", "0", "--min-seconds", "0",
+             "--json", str(js))
+    pts = json.loads(js.read_text())["points"]
+    check(r.returncode == 0 and [p["precision"] for p in pts] == ["fp32"], "a plan benches at its precision")
 
     r = kiln(args, "profile", args.model, "--backend", "cpu")
     check(r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1, "profile on the CPU: one-line error")

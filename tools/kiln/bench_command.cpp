@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
+#include <exception>
 #include <memory>
 
 #include "bench_report.h"
@@ -72,12 +72,6 @@ std::string device_name(const std::string& backend) {
   return fmt::format("{} (sm_{})", report.gpus[0].name, report.gpus[0].sm);
 }
 
-Status write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (!(f << text) || !f.flush()) return {StatusCode::kInvalidArgument, fmt::format("cannot write '{}'", path)};
-  return Status::OK();
-}
-
 // Runs every point; `*failed` counts the points that failed. Errors returned here stop the
 // whole benchmark (bad options, unwritable output files).
 Status run_bench(BenchCliOptions opt, int* failed) {
@@ -90,7 +84,7 @@ Status run_bench(BenchCliOptions opt, int* failed) {
   KILN_RETURN_IF_ERROR(plan_precisions(opt.model, opt.precision_given, &opt.precisions));
   // Output files are created now, so that an unwritable path fails before a long benchmark.
   for (const std::string& path : {opt.json, opt.plot}) {
-    if (!path.empty()) KILN_RETURN_IF_ERROR(write_text(path, ""));
+    if (!path.empty()) KILN_RETURN_IF_ERROR(write_text_file(path, ""));
   }
   SessionOptions so;
   so.backend = opt.backend;
@@ -109,7 +103,12 @@ Status run_bench(BenchCliOptions opt, int* failed) {
     }
     for (int64_t batch : opt.batches) {
       BenchPoint point{precision, batch, {}, 0, {}, ""};
-      const Status st = loaded.ok() ? bench_point(*session, opt, batch, &point) : loaded;
+      Status st = loaded;
+      try {  // host memory can run out at a large batch: that point fails, the others run
+        if (loaded.ok()) st = bench_point(*session, opt, batch, &point);
+      } catch (const std::exception& e) {
+        st = {StatusCode::kInternal, e.what()};
+      }
       if (!st.ok()) {
         point = BenchPoint{precision, batch, {}, 0, {}, st.to_string()};
         ++*failed;
@@ -119,11 +118,11 @@ Status run_bench(BenchCliOptions opt, int* failed) {
       run.points.push_back(std::move(point));
     }
   }
-  if (!opt.json.empty()) KILN_RETURN_IF_ERROR(write_text(opt.json, bench_to_json(run).dump(1) + "\n"));
+  if (!opt.json.empty()) KILN_RETURN_IF_ERROR(write_text_file(opt.json, bench_to_json(run).dump(1) + "\n"));
   if (!opt.plot.empty()) {
     const std::string title = fmt::format("kiln bench {}{}{}", opt.label.empty() ? opt.model : opt.label,
                                           run.device.empty() ? "" : " on ", run.device);
-    KILN_RETURN_IF_ERROR(write_text(opt.plot, render_bench_svg(title, bench_plot_series(run))));
+    KILN_RETURN_IF_ERROR(write_text_file(opt.plot, render_bench_svg(title, bench_plot_series(run))));
   }
   return Status::OK();
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <fstream>
 
 namespace kiln::cli {
 namespace {
@@ -77,6 +78,12 @@ std::string utc_now_iso() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+Status write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!(f << text) || !f.flush()) return {StatusCode::kInvalidArgument, fmt::format("cannot write '{}'", path)};
+  return Status::OK();
 }
 
 }  // namespace kiln::cli

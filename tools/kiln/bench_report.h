@@ -8,6 +8,7 @@
 
 #include "bench_stats.h"
 #include "kiln/session.h"
+#include "kiln/status.h"
 #include "svg_plot.h"
 
 namespace kiln::cli {
@@ -41,5 +42,8 @@ std::vector<PlotSeries> bench_plot_series(const BenchRun& run);
 
 // "2026-12-02T15:35:53Z"
 std::string utc_now_iso();
+
+// Writes `text` to `path` (replacing it); the error names the file.
+Status write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace kiln::cli

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_report.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "kiln/kiln.h"
@@ -110,13 +110,8 @@ Status run_profile(ProfileOptions opt) {
   std::printf("kiln profile %s: backend %s, precision %s, batch %lld, mean of %d runs\n\n", opt.model.c_str(),
               session->backend().c_str(), opt.precision.c_str(), static_cast<long long>(opt.batch), opt.iterations);
   print_profile(sorted, ops, total, opt.top);
-  if (!opt.json.empty()) {
-    std::ofstream f(opt.json);
-    if (!(f << profile_json(opt, *session, sorted, ops, total).dump(1) << "\n")) {
-      return {StatusCode::kInvalidArgument, fmt::format("cannot write '{}'", opt.json)};
-    }
-  }
-  return Status::OK();
+  if (opt.json.empty()) return Status::OK();
+  return write_text_file(opt.json, profile_json(opt, *session, sorted, ops, total).dump(1) + "\n");
 }
 
 }  // namespace
