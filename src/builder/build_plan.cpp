@@ -7,6 +7,7 @@
 
 #include "api/gpu_plan.h"
 #include "api/tensor_info.h"
+#include "builder/cpu_plan_part.h"
 #include "builder/input_profile.h"
 #include "builder/prepare_graph.h"
 #include "core/error.h"
@@ -89,22 +90,6 @@ json profiles_json(const std::vector<InputProfile>& profiles) {
   return out;
 }
 
-// A CPU plan's shape sets: the layers are the graph's nodes, run by the reference kernels.
-json cpu_shape_sets(const ir::Graph& g, const std::vector<ShapeSet>& sets) {
-  json layers = json::array();
-  for (const auto& n : g.nodes()) {
-    layers.push_back({{"name", n->name}, {"op", n->domain.empty() ? n->op_type : n->domain + "." + n->op_type},
-                      {"tactic", "cpu"}});
-  }
-  size_t weights = 0;
-  for (const auto& v : g.values()) {
-    if (v->constant && !v->outer) weights += v->constant->nbytes();
-  }
-  json out = json::array();
-  for (const ShapeSet& s : sets) out.push_back({{"inputs", s}, {"layers", layers}, {"memory", {{"weights", weights}}}});
-  return out;
-}
-
 json base_header(const std::string& model_path, const BuildOptions& options, const std::string& backend,
                  const ir::Graph& g, const std::vector<InputProfile>& profiles) {
   std::error_code ec;
@@ -156,12 +141,13 @@ Status build_plan(const std::string& model_path, const std::string& plan_path, c
     report->tactics_timed = part.tactics_timed;
     report->tactics_from_cache = part.tactics_from_cache;
 #endif
-  } else {
-    plan.header["shape_sets"] = cpu_shape_sets(*g, sets);
+  }
+  KILN_RETURN_IF_ERROR(onnx_io::export_model_bytes(*g, &plan.graph_bytes).with_context(model_path));
+  if (backend == "cpu") {  // after the export: this re-infers types for each shape set
+    KILN_RETURN_IF_ERROR(builder::cpu_shape_sets(*g, sets, &plan.header["shape_sets"]));
     report->layers = static_cast<int>(g->nodes().size());
     plan.header["layers"] = report->layers;
   }
-  KILN_RETURN_IF_ERROR(onnx_io::export_model_bytes(*g, &plan.graph_bytes).with_context(model_path));
   KILN_RETURN_IF_ERROR(runtime::write_plan_file(plan_path, plan, &report->plan_bytes));
   report->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Status::OK();

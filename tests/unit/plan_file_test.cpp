@@ -170,6 +170,8 @@ TEST(BuildPlan, CpuPlanLoadsAndRunsLikeTheModel) {
   EXPECT_NE(text.find("backend: cpu"), std::string::npos) << text;
   EXPECT_NE(text.find("profile: x min [1,4] opt [2,4] max [8,4]"), std::string::npos) << text;
   EXPECT_NE(text.find("shape set 3: x [8,4]"), std::string::npos) << text;
+  EXPECT_NE(text.find("memory: weights 0.0 MiB, arena 0.0 MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("kiln.FusedElementwise  cpu"), std::string::npos) << text;
 
   std::unique_ptr<Session> from_plan, from_model;
   ASSERT_TRUE(Session::load(plan, {.backend = "cpu"}, &from_plan).ok());
