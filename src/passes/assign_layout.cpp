@@ -23,6 +23,7 @@
 
 #include "core/error.h"
 #include "ops/layout_ops.h"
+#include "passes/fusion_util.h"
 #include "passes/passes.h"
 
 namespace kiln::passes {
@@ -222,13 +223,7 @@ class LayoutAssigner {
   }
 
   void set_input(ir::Node* n, size_t slot, ir::Value* to) {
-    ir::Value* from = n->inputs[slot];
-    if (from == to) return;
-    auto it = std::find(from->consumers.begin(), from->consumers.end(), n);
-    KILN_ASSERT(it != from->consumers.end(), "{} is not a reader of '{}'", n->describe(), from->name);
-    from->consumers.erase(it);
-    n->inputs[slot] = to;
-    to->consumers.push_back(n);
+    if (n->inputs[slot] != to) replace_input(n, slot, to);
   }
 
   // `n` now writes channels-last values; the original values lose their producer until

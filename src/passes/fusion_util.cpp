@@ -1,5 +1,6 @@
 #include "passes/fusion_util.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "core/error.h"
@@ -131,6 +132,17 @@ std::vector<RewriteRule> activation_rules(const std::string& prefix, const Patte
                      return fuse(g, *m.node("producer"), {ops::ActivationKind::kSilu, 0, 0}, m.root->output(0));
                    }});
   return rules;
+}
+
+void replace_input(ir::Node* n, size_t slot, ir::Value* to) {
+  ir::Value* from = n->inputs[slot];
+  if (from) {
+    auto it = std::find(from->consumers.begin(), from->consumers.end(), n);
+    KILN_ASSERT(it != from->consumers.end(), "{} is not a reader of '{}'", n->describe(), from->name);
+    from->consumers.erase(it);
+  }
+  n->inputs[slot] = to;
+  if (to) to->consumers.push_back(n);
 }
 
 }  // namespace kiln::passes

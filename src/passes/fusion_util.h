@@ -34,6 +34,9 @@ bool per_channel_values(const ir::Value& k, int rank, int64_t channels, std::vec
 ir::Node* add_replacement(ir::Graph& g, const ir::Node& src, const std::string& op_type, const std::string& domain,
                           std::vector<ir::Value*> inputs, ir::Value* replaced);
 
+// Points input `slot` of `n` at `to` (keeping both values' consumer lists right).
+void replace_input(ir::Node* n, size_t slot, ir::Value* to);
+
 // Sets a float attribute.
 void set_float_attr(ir::Node& n, const std::string& name, float v);
 

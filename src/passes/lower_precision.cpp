@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "passes/matcher.h"
+#include "passes/fusion_util.h"
 #include "passes/passes.h"
 
 namespace kiln::passes {
@@ -74,7 +75,7 @@ class LowerPrecision final : public Pass {
         ir::Value* v = n->inputs[i];
         if (!v || v->type.dtype != DType::kFloat32 || float32_slot(*n, i)) continue;
         if (v->producer && lowered.count(v->producer)) continue;  // becomes 16-bit by inference
-        set_input(n, i, converted(v, low));
+        replace_input(n, i, converted(v, low));
         changed = true;
       }
     }
@@ -92,7 +93,7 @@ class LowerPrecision final : public Pass {
       for (size_t i = 0; i < n->inputs.size(); ++i) {
         ir::Value* v = n->inputs[i];
         if (v && v->type.dtype == low && original.count(v) && original[v] == DType::kFloat32) {
-          set_input(n, i, converted(v, DType::kFloat32));
+          replace_input(n, i, converted(v, DType::kFloat32));
         }
       }
     }
@@ -109,13 +110,6 @@ class LowerPrecision final : public Pass {
   }
 
  private:
-  void set_input(ir::Node* n, size_t i, ir::Value* to) {
-    ir::Value* from = n->inputs[i];
-    auto it = std::find(from->consumers.begin(), from->consumers.end(), n);
-    if (it != from->consumers.end()) from->consumers.erase(it);
-    n->inputs[i] = to;
-    to->consumers.push_back(n);
-  }
 
   void add_cast(ir::Value* in, ir::Value* out, DType to) {
     ir::Node* cast = g_->add_node("Cast", {in}, {out}, in->name + "/to_" + dtype_name(to));

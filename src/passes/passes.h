@@ -26,5 +26,6 @@ std::unique_ptr<Pass> make_fuse_softmax();                // fuse_softmax.cpp
 std::unique_ptr<Pass> make_fuse_elementwise();            // fuse_elementwise.cpp
 std::unique_ptr<Pass> make_assign_layout();               // assign_layout.cpp
 std::unique_ptr<Pass> make_lower_precision();             // lower_precision.cpp
+std::unique_ptr<Pass> make_pad_conv_channels();           // pad_conv_channels.cpp
 
 }  // namespace kiln::passes

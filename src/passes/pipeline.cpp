@@ -9,6 +9,7 @@ namespace {
 
 bool wants_channels_last(const PassContext& ctx) { return ctx.prefer_channels_last; }
 bool wants_16_bit(const PassContext& ctx) { return ctx.precision == "fp16" || ctx.precision == "bf16"; }
+bool has_tensor_core_convs(const PassContext& ctx) { return ctx.backend == "cuda" && wants_16_bit(ctx); }
 
 void add_cleanups(PassManager& pm) {
   pm.add(make_eliminate_noops());
@@ -32,6 +33,7 @@ void add_fusions(PassManager& pm) {
   pm.add(make_assign_layout(), wants_channels_last);
   // 16-bit storage once the fused ops exist, so weights are converted after folding into them.
   pm.add(make_lower_precision(), wants_16_bit);
+  pm.add(make_pad_conv_channels(), has_tensor_core_convs);
   // What is left of elementwise work becomes one fused node per chain (of 16-bit ops if lowered).
   pm.add(make_fuse_elementwise());
 }

@@ -48,8 +48,11 @@ Status build_transpose(LayerBuildContext& ctx, std::unique_ptr<Layer>* out) {
   const int m = s.rank;
   const int64_t* D = s.dims;
   const int64_t* S = s.strides[0];
+  // A 32x32 tile wastes most of its threads when one side is small (an RGB image going
+  // NCHW -> NHWC has 3 channels: 3 of 32 rows used); the strided copy serves those better.
+  constexpr int64_t kMinTileSide = 16;
   if (m >= 2 && m <= 3 && S[m - 2] == 1 && S[m - 1] == D[m - 2] && (m == 2 || S[0] == D[1] * D[2]) &&
-      (m == 2 || D[0] <= 65535)) {
+      (m == 2 || D[0] <= 65535) && D[m - 2] >= kMinTileSide && D[m - 1] >= kMinTileSide) {
     const int64_t batch = m == 3 ? D[0] : 1, p = D[m - 2], q = D[m - 1];
     const size_t elem = dtype_size(ctx.outputs[0].dtype);
     return make_layer(out, "kiln transpose tiled32", [elem, batch, p, q](const LaunchArgs& a) {
