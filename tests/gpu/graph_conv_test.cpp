@@ -51,9 +51,13 @@ struct GraphCase {
   const char* act;  // "Relu" or "Silu" (x * Sigmoid(x), which the fusion pass turns into Silu)
 };
 
-void PrintTo(const GraphCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const GraphCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
-int64_t out_dim(const GraphCase& gc, int64_t in) { return (in + 2 * gc.pad - gc.k) / gc.stride + 1; }
+int64_t out_dim(const GraphCase& gc, int64_t in) {
+  return (in + 2 * gc.pad - gc.k) / gc.stride + 1;
+}
 
 std::string model_text(const GraphCase& gc, const Tensor& w, const Tensor& b) {
   const std::string ys = fmt::format("{},{},{},{}", gc.n, gc.m, out_dim(gc, gc.h), out_dim(gc, gc.w));
@@ -66,13 +70,14 @@ std::string model_text(const GraphCase& gc, const Tensor& w, const Tensor& b) {
       {}
       {}
     }})",
-                     gc.n, gc.c, gc.h, gc.w, gc.residual ? ", float[" + ys + "] z" : "", testing::initializer("w", w),
-                     testing::initializer("b", b), gc.group, gc.stride, gc.stride, gc.pad, gc.pad, gc.pad, gc.pad, sum,
-                     act);
+                     gc.n, gc.c, gc.h, gc.w, gc.residual ? ", float[" + ys + "] z" : "",
+                     testing::initializer("w", w), testing::initializer("b", b), gc.group, gc.stride,
+                     gc.stride, gc.pad, gc.pad, gc.pad, gc.pad, sum, act);
 }
 
 std::map<std::string, Tensor> case_inputs(const GraphCase& gc) {
-  std::map<std::string, Tensor> in = {{"x", testing::random_tensor(DType::kFloat32, {gc.n, gc.c, gc.h, gc.w}, 1)}};
+  std::map<std::string, Tensor> in = {
+      {"x", testing::random_tensor(DType::kFloat32, {gc.n, gc.c, gc.h, gc.w}, 1)}};
   if (gc.residual) {
     in["z"] = testing::random_tensor(DType::kFloat32, {gc.n, gc.m, out_dim(gc, gc.h), out_dim(gc, gc.w)}, 4);
   }
@@ -82,7 +87,8 @@ std::map<std::string, Tensor> case_inputs(const GraphCase& gc) {
 // Runs the model; on the GPU at precision fp16 with the given timing cache, and returns each
 // convolution layer's tactic in `conv_tactics`.
 std::vector<Tensor> run_model(const std::string& path, const std::string& backend, const std::string& cache,
-                              const std::map<std::string, Tensor>& in, std::vector<std::string>* conv_tactics) {
+                              const std::map<std::string, Tensor>& in,
+                              std::vector<std::string>* conv_tactics) {
   SessionOptions o;
   o.backend = backend;
   if (backend == "cuda") o.precision = "fp16";
@@ -113,7 +119,8 @@ std::string joined(const std::vector<std::string>& v) {
 
 void expect_all_contain(const std::vector<std::string>& tactics, const std::string& what) {
   ASSERT_FALSE(tactics.empty()) << "no convolution layer on the GPU";
-  for (const auto& t : tactics) EXPECT_NE(t.find(what), std::string::npos) << "expected '" << what << "' in:\n" << joined(tactics);
+  for (const auto& t : tactics)
+    EXPECT_NE(t.find(what), std::string::npos) << "expected '" << what << "' in:\n" << joined(tactics);
 }
 
 class GpuGraphConv : public ::testing::TestWithParam<GraphCase> {};
@@ -124,7 +131,8 @@ TEST_P(GpuGraphConv, Fp16NhwcMatchesCpu) {
   ScopedConvTactics graph("graph");
   const Tensor w = testing::random_tensor(DType::kFloat32, {gc.m, gc.c / gc.group, gc.k, gc.k}, 2);
   const Tensor b = testing::random_tensor(DType::kFloat32, {gc.m}, 3);
-  const std::string path = testing::write_text_model(model_text(gc, w, b), std::string("gpu_graphconv_") + gc.name);
+  const std::string path =
+      testing::write_text_model(model_text(gc, w, b), std::string("gpu_graphconv_") + gc.name);
   const auto in = case_inputs(gc);
   const std::vector<Tensor> want = run_model(path, "cpu", "none", in, nullptr);
   std::vector<std::string> tactics;

@@ -41,19 +41,27 @@ class BackendDesc {
     }
     return *this;
   }
-  BackendDesc& set_i64(cudnnBackendAttributeName_t name, int64_t v) { return set(name, CUDNN_TYPE_INT64, 1, &v); }
+  BackendDesc& set_i64(cudnnBackendAttributeName_t name, int64_t v) {
+    return set(name, CUDNN_TYPE_INT64, 1, &v);
+  }
   BackendDesc& set_i64s(cudnnBackendAttributeName_t name, const std::vector<int64_t>& v) {
     return set(name, CUDNN_TYPE_INT64, static_cast<int64_t>(v.size()), v.data());
   }
-  BackendDesc& set_double(cudnnBackendAttributeName_t name, double v) { return set(name, CUDNN_TYPE_DOUBLE, 1, &v); }
-  BackendDesc& set_float(cudnnBackendAttributeName_t name, float v) { return set(name, CUDNN_TYPE_FLOAT, 1, &v); }
+  BackendDesc& set_double(cudnnBackendAttributeName_t name, double v) {
+    return set(name, CUDNN_TYPE_DOUBLE, 1, &v);
+  }
+  BackendDesc& set_float(cudnnBackendAttributeName_t name, float v) {
+    return set(name, CUDNN_TYPE_FLOAT, 1, &v);
+  }
   BackendDesc& set_dtype(cudnnBackendAttributeName_t name, cudnnDataType_t v) {
     return set(name, CUDNN_TYPE_DATA_TYPE, 1, &v);
   }
   BackendDesc& set_desc(cudnnBackendAttributeName_t name, cudnnBackendDescriptor_t v) {
     return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v);
   }
-  BackendDesc& set_desc(cudnnBackendAttributeName_t name, const BackendDesc& v) { return set_desc(name, v.get()); }
+  BackendDesc& set_desc(cudnnBackendAttributeName_t name, const BackendDesc& v) {
+    return set_desc(name, v.get());
+  }
   BackendDesc& set_handle(cudnnBackendAttributeName_t name, cudnnHandle_t h) {
     return set(name, CUDNN_TYPE_HANDLE, 1, &h);
   }

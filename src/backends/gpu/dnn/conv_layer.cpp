@@ -114,9 +114,10 @@ class ConvLayer final : public Layer {
     choose_graph(opt, trial, limit, &timing);
     KILN_CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
     if (opt.cache && opt.time_tactics) {
-      opt.cache->put(cache_key(), graph_ ? graph_->cache_value()
-                                           : fmt::format("algo={} math={} ws={} fused={} ms={}", static_cast<int>(algo_),
-                                                         static_cast<int>(math_), ws_bytes_, fused_ ? 1 : 0, time_ms_));
+      opt.cache->put(cache_key(),
+                     graph_ ? graph_->cache_value()
+                            : fmt::format("algo={} math={} ws={} fused={} ms={}", static_cast<int>(algo_),
+                                          static_cast<int>(math_), ws_bytes_, fused_ ? 1 : 0, time_ms_));
     }
     describe(opt, opt.verbose ? ";" + timing : "");
   }
@@ -124,7 +125,8 @@ class ConvLayer final : public Layer {
   // Times the best graph-API plan against the legacy choice made above (the whole enqueue of
   // each, epilogue included) and keeps the faster; with KILN_CONV_TACTICS=graph, the graph
   // plan whenever one runs. Untimed builds use the graph path only when it is forced.
-  void choose_graph(const LayerBuildOptions& opt, const LaunchArgs& trial, size_t limit, std::string* timing) {
+  void choose_graph(const LayerBuildOptions& opt, const LaunchArgs& trial, size_t limit,
+                    std::string* timing) {
     const ConvFamilies families = conv_families();
     if (families == ConvFamilies::kLegacy) return;
     if (!opt.time_tactics) {
@@ -133,7 +135,8 @@ class ConvLayer final : public Layer {
     }
     auto g = GraphConv::best(*s_, trial, limit, timing);
     if (!g) return;
-    const float legacy_ms = families == ConvFamilies::kGraph ? -1 : time_candidate(trial.stream, [&] { enqueue(trial); });
+    const float legacy_ms =
+        families == ConvFamilies::kGraph ? -1 : time_candidate(trial.stream, [&] { enqueue(trial); });
     *timing += fmt::format(" legacy={:.4f}ms", legacy_ms);
     if (legacy_ms < 0 || g->time_ms() < legacy_ms) graph_ = std::move(g);
   }

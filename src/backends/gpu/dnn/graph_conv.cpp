@@ -72,7 +72,8 @@ EngineInfo engine_info(cudnnBackendDescriptor_t cfg) {
     BackendDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
     cudnnBackendDescriptor_t e = engine.get();
     int64_t n = 0;
-    KILN_CUDNN_CHECK(cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e));
+    KILN_CUDNN_CHECK(
+        cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e));
     info.id = engine.get_i64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
     cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
     KILN_CUDNN_CHECK(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
@@ -117,12 +118,23 @@ std::vector<void*> data_pointers(const ConvSetup& s, const ConvOpGraph& g, const
   for (int64_t uid : g.uids) {
     const void* ptr = nullptr;
     switch (uid) {
-      case kUidX: ptr = a.inputs[0]; break;
-      case kUidW: ptr = s.weights() ? s.weights() : a.inputs[1]; break;
-      case kUidB: ptr = s.bias() ? s.bias() : a.inputs[2]; break;
-      case kUidZ: ptr = a.inputs[3]; break;
-      case kUidY: ptr = a.outputs[0]; break;
-      default: break;
+      case kUidX:
+        ptr = a.inputs[0];
+        break;
+      case kUidW:
+        ptr = s.weights() ? s.weights() : a.inputs[1];
+        break;
+      case kUidB:
+        ptr = s.bias() ? s.bias() : a.inputs[2];
+        break;
+      case kUidZ:
+        ptr = a.inputs[3];
+        break;
+      case kUidY:
+        ptr = a.outputs[0];
+        break;
+      default:
+        break;
     }
     p.push_back(const_cast<void*>(ptr));  // cuDNN's variant pack takes void* for all
   }
@@ -134,8 +146,10 @@ BackendDesc variant_pack(const ConvOpGraph& g, std::vector<void*> ptrs) {
   void* ws = ptrs.back();
   ptrs.pop_back();
   BackendDesc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, static_cast<int64_t>(g.uids.size()), g.uids.data())
-      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(ptrs.size()), ptrs.data())
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, static_cast<int64_t>(g.uids.size()),
+           g.uids.data())
+      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(ptrs.size()),
+           ptrs.data())
       .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
   pack.finalize();
   return pack;
@@ -234,8 +248,8 @@ std::unique_ptr<GraphConv> GraphConv::search(const ConvSetup& s, const LaunchArg
           if (!fuse && s.needs_epilogue()) launch_conv_epilogue(s, *trial);
         });
         if (log) {
-          *log += fmt::format(" graph {}{} e{}{}={}", g->ops, fuse ? "" : "+epilogue", c.engine, info.rtc ? "rtc" : "",
-                              c.ms >= 0 ? fmt::format("{:.4f}ms", c.ms) : "failed");
+          *log += fmt::format(" graph {}{} e{}{}={}", g->ops, fuse ? "" : "+epilogue", c.engine,
+                              info.rtc ? "rtc" : "", c.ms >= 0 ? fmt::format("{:.4f}ms", c.ms) : "failed");
         }
         if (c.ms >= 0 && (best.ms < 0 || c.ms < best.ms)) {
           best = std::move(c);
@@ -254,8 +268,8 @@ std::unique_ptr<GraphConv> GraphConv::from_cache(const ConvSetup& s, const std::
   long long engine = -1;
   unsigned long long ws = 0;
   float ms = -1;
-  if (std::sscanf(value.c_str(), "graph fused=%d mode=%d index=%d engine=%lld ws=%llu ms=%f", &fused, &mode, &index,
-                  &engine, &ws, &ms) != 6 ||
+  if (std::sscanf(value.c_str(), "graph fused=%d mode=%d index=%d engine=%lld ws=%llu ms=%f", &fused, &mode,
+                  &index, &engine, &ws, &ms) != 6 ||
       (mode != CUDNN_HEUR_MODE_A && mode != CUDNN_HEUR_MODE_FALLBACK) || index < 0) {
     return nullptr;
   }
@@ -271,7 +285,8 @@ std::unique_ptr<GraphConv> GraphConv::from_cache(const ConvSetup& s, const std::
     c.index = index;
     c.engine = info.id;
     c.ms = ms;
-    if (!finalize_plan(s.handle, cfgs[index].get(), &c.plan, &c.ws) || c.ws > workspace_limit()) return nullptr;
+    if (!finalize_plan(s.handle, cfgs[index].get(), &c.plan, &c.ws) || c.ws > workspace_limit())
+      return nullptr;
     c.cfg = std::move(cfgs[index]);
     return std::unique_ptr<GraphConv>(new GraphConv(s, std::move(g), std::move(c)));
   } catch (const GpuError&) {
@@ -290,15 +305,15 @@ void GraphConv::enqueue(const LaunchArgs& a) {
 }
 
 std::string GraphConv::cache_value() const {
-  return fmt::format("graph fused={} mode={} index={} engine={} ws={} ms={}", g_->fused ? 1 : 0, mode_, index_,
-                     engine_, ws_bytes_, ms_);
+  return fmt::format("graph fused={} mode={} index={} engine={} ws={} ms={}", g_->fused ? 1 : 0, mode_,
+                     index_, engine_, ws_bytes_, ms_);
 }
 
 std::string GraphConv::describe() const {
   const bool epilogue_after = !g_->fused && s_.needs_epilogue();
   const bool fused_ops = g_->fused && g_->ops != "conv";
-  return fmt::format("cudnn graph engine {} ({}{}{}, {}, ws {} KiB{})", engine_, fused_ops ? "fused " : "", g_->ops,
-                     epilogue_after ? " + kiln epilogue" : "", s_.summary, ws_bytes_ / 1024,
+  return fmt::format("cudnn graph engine {} ({}{}{}, {}, ws {} KiB{})", engine_, fused_ops ? "fused " : "",
+                     g_->ops, epilogue_after ? " + kiln epilogue" : "", s_.summary, ws_bytes_ / 1024,
                      ms_ > 0 ? fmt::format(", {:.3f} ms", ms_) : "");
 }
 

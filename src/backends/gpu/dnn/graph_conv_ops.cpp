@@ -57,7 +57,8 @@ Geometry read_geometry(const ConvSetup& s) {
   int pads[CUDNN_DIM_MAX], strides[CUDNN_DIM_MAX], dils[CUDNN_DIM_MAX], len = 0;
   cudnnConvolutionMode_t mode;
   cudnnDataType_t compute;
-  KILN_CUDNN_CHECK(cudnnGetConvolutionNdDescriptor(s.conv_desc, nsp, &len, pads, strides, dils, &mode, &compute));
+  KILN_CUDNN_CHECK(
+      cudnnGetConvolutionNdDescriptor(s.conv_desc, nsp, &len, pads, strides, dils, &mode, &compute));
   g.pads.assign(pads, pads + len);
   g.strides.assign(strides, strides + len);
   g.dils.assign(dils, dils + len);
@@ -100,14 +101,22 @@ bool pointwise_activation(const ConvSetup& s, BackendDesc* out, std::string* nam
     return pw;
   };
   switch (kind) {
-    case ActivationKind::kRelu: *out = relu(0.0, FLT_MAX, 0.0); break;
-    case ActivationKind::kLeakyRelu: *out = relu(0.0, FLT_MAX, p0); break;
+    case ActivationKind::kRelu:
+      *out = relu(0.0, FLT_MAX, 0.0);
+      break;
+    case ActivationKind::kLeakyRelu:
+      *out = relu(0.0, FLT_MAX, p0);
+      break;
     case ActivationKind::kClip:
       if (p0 != 0.0f || !(p1 >= 0.0f)) return false;
       *out = relu(0.0, p1, 0.0);
       break;
-    case ActivationKind::kSigmoid: *out = pointwise_desc(CUDNN_POINTWISE_SIGMOID_FWD); break;
-    case ActivationKind::kTanh: *out = pointwise_desc(CUDNN_POINTWISE_TANH_FWD); break;
+    case ActivationKind::kSigmoid:
+      *out = pointwise_desc(CUDNN_POINTWISE_SIGMOID_FWD);
+      break;
+    case ActivationKind::kTanh:
+      *out = pointwise_desc(CUDNN_POINTWISE_TANH_FWD);
+      break;
     case ActivationKind::kGelu:
       *out = pointwise_desc(p0 != 0 ? CUDNN_POINTWISE_GELU_APPROX_TANH_FWD : CUDNN_POINTWISE_GELU_FWD);
       break;
@@ -115,7 +124,8 @@ bool pointwise_activation(const ConvSetup& s, BackendDesc* out, std::string* nam
       *out = pointwise_desc(CUDNN_POINTWISE_SWISH_FWD);
       out->set_double(CUDNN_ATTR_POINTWISE_SWISH_BETA, 1.0);
       break;
-    default: return false;  // kNone is handled by the caller; HardSigmoid/HardSwish have no form
+    default:
+      return false;  // kNone is handled by the caller; HardSigmoid/HardSwish have no form
   }
   *name = ops::activation_name(kind);
   for (char& c : *name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -150,7 +160,8 @@ std::unique_ptr<ConvOpGraph> build_conv_op_graph(const ConvSetup& s, bool fuse) 
   std::string act_name;
   const bool has_b = fuse && s.has_bias_input, has_z = fuse && s.has_z;
   const bool has_act = fuse && static_cast<ActivationKind>(s.act.kind) != ActivationKind::kNone;
-  if (has_act && !pointwise_activation(s, &act, &act_name)) throw GpuError("cuDNN graph: activation not expressible");
+  if (has_act && !pointwise_activation(s, &act, &act_name))
+    throw GpuError("cuDNN graph: activation not expressible");
 
   // Each op writes a float virtual tensor, except the last, which writes Y.
   int ops_after = static_cast<int>(has_b) + static_cast<int>(has_z) + static_cast<int>(has_act);
@@ -193,7 +204,8 @@ std::unique_ptr<ConvOpGraph> build_conv_op_graph(const ConvSetup& s, bool fuse) 
     const cudnnBackendDescriptor_t pw_desc = keep(std::move(pw));
     const cudnnBackendDescriptor_t y = output();
     BackendDesc op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw_desc).set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, t);
+    op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw_desc)
+        .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, t);
     if (b) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
     op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
     op.finalize();
@@ -203,7 +215,8 @@ std::unique_ptr<ConvOpGraph> build_conv_op_graph(const ConvSetup& s, bool fuse) 
   if (has_b) {
     const int64_t k = g.yd[1];
     // 1xKx1x1; the strides of the size-1 dims follow Y's layout.
-    const std::vector<int64_t> bs = g.channels_last ? std::vector<int64_t>{k, 1, k, k} : std::vector<int64_t>{k, 1, 1, 1};
+    const std::vector<int64_t> bs =
+        g.channels_last ? std::vector<int64_t>{k, 1, k, k} : std::vector<int64_t>{k, 1, 1, 1};
     pointwise(pointwise_desc(CUDNN_POINTWISE_ADD), keep(tensor(kUidB, g.dt, {1, k, 1, 1}, bs, false)));
     og->uids.push_back(kUidB);
     og->ops += "+bias";
@@ -221,7 +234,8 @@ std::unique_ptr<ConvOpGraph> build_conv_op_graph(const ConvSetup& s, bool fuse) 
 
   og->graph = BackendDesc(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   og->graph.set_handle(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, s.handle)
-      .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(ops.size()), ops.data());
+      .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(ops.size()),
+           ops.data());
   og->graph.finalize();
   return og;
 }

@@ -19,9 +19,9 @@ struct ConvOpGraph {
   // Every descriptor the graph refers to, kept alive as long as the graph and its plans.
   std::vector<BackendDesc> parts;
   BackendDesc graph;
-  bool fused = false;          // bias, Z and the activation are inside the graph
-  std::vector<int64_t> uids;   // real tensors in the graph: X, W, [B], [Z], Y
-  std::string ops;             // "conv+bias+add+relu"
+  bool fused = false;         // bias, Z and the activation are inside the graph
+  std::vector<int64_t> uids;  // real tensors in the graph: X, W, [B], [Z], Y
+  std::string ops;            // "conv+bias+add+relu"
 };
 
 // Why the graph path cannot take this convolution at all ("" when it can): strict fp32 (kept
