@@ -15,6 +15,7 @@
 #     resnet50     exports torchvision ResNet-50 here, checks kiln cuda against ONNX Runtime
 #     sanitize     compute-sanitizer memcheck over a few GPU tests
 #     bench        ResNet-50 benchmark, kiln and PyTorch side by side (bench/resnet50_gpu.sh)
+#     ppocr        PP-OCRv4 det/rec benchmark, kiln and ONNX Runtime CPU (bench/ppocr_gpu.sh)
 #     ppocr        PP-OCR det/rec benchmark, kiln and ONNX Runtime CPU (bench/ppocr_gpu.sh)
 # Each step's log goes to $OUT/<step>.log; the script's exit status is the number of failed steps.
 set -uo pipefail
