@@ -190,6 +190,27 @@ TEST_P(ExporterModels, OptimizedGraphRoundTrips) {
   }
 }
 
+// Every required conformance model, optimized at -O2 with channels-last layouts: the graph comes
+// back with the same structure.
+TEST(ExporterConformance, RequiredModelsRoundTrip) {
+  const auto shared = models_dir().parent_path().parent_path() / "shared" / "conformance";
+  std::ifstream list(shared / "required.txt");
+  if (!list) GTEST_SKIP() << "no " << shared;
+  int checked = 0;
+  for (std::string name; std::getline(list, name);) {
+    SCOPED_TRACE(name);
+    std::unique_ptr<ir::Graph> g;
+    if (!import_model_file((shared / "onnx-node" / name / "model.onnx").string(), &g).ok()) continue;
+    if (!runtime::infer_graph_types(*g).ok()) continue;
+    builder::OptimizeOptions opt;
+    opt.prefer_channels_last = true;
+    if (!builder::optimize_graph(*g, opt).ok()) continue;
+    expect_round_trip(*g);
+    ++checked;
+  }
+  EXPECT_GT(checked, 400);
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, ExporterModels,
                          ::testing::Values("resnet50", "mobilenetv2", "ppocr_det", "ppocr_rec", "ppocr_cls",
                                            "blazeface", "silero_vad"));
