@@ -79,7 +79,8 @@ EngineInfo engine_info(cudnnBackendDescriptor_t cfg) {
     KILN_CUDNN_CHECK(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
                                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes));
     info.usable = true;
-    for (int64_t i = 0; i < n; ++i) {
+    // (n may count more notes than were asked for: read only those returned.)
+    for (int64_t i = 0; i < std::min<int64_t>(n, CUDNN_NUMERICAL_NOTE_TYPE_COUNT); ++i) {
       // Half-precision accumulation would miss the CPU reference by far more than one
       // rounding; nondeterministic engines would make runs differ.
       if (notes[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION ||
@@ -87,10 +88,13 @@ EngineInfo engine_info(cudnnBackendDescriptor_t cfg) {
         info.usable = false;
       }
     }
+    // Only for the log: an engine that cannot say stays a candidate.
     cudnnBackendBehaviorNote_t behaviour[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
-    KILN_CUDNN_CHECK(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-                                              CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &n, behaviour));
-    for (int64_t i = 0; i < n; ++i) info.rtc |= behaviour[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+    if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                                 CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &n, behaviour) == CUDNN_STATUS_SUCCESS) {
+      for (int64_t i = 0; i < std::min<int64_t>(n, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT); ++i)
+        info.rtc |= behaviour[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+    }
   } catch (const GpuError&) {
     info.usable = false;
   }
