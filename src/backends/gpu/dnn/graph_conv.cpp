@@ -32,7 +32,7 @@ namespace {
 // Plans finalized per operation graph while choosing: runtime-compiled (fusion) engines take
 // a noticeable fraction of a second each to finalize, and the heuristic's first few are
 // nearly always the fastest.
-constexpr int kMaxPlans = 6;
+constexpr int kMaxPlans = 4;
 
 // The engine configurations cuDNN's heuristic proposes, best first (empty when it has none).
 std::vector<BackendDesc> engine_configs(const ConvOpGraph& g, cudnnBackendHeurMode_t mode) {
