@@ -106,7 +106,12 @@ Status build_gpu_plan_part(const ir::Graph& g, const SessionOptions& options, co
     out->environment = current_gpu_environment();
     out->shape_sets = nlohmann::json::array();
     for (const ShapeSet& shapes : shape_sets) {
-      KILN_RETURN_IF_ERROR(ex->prepare(shapes));
+      bool built = false;
+      KILN_RETURN_IF_ERROR(ex->prepare(shapes, &built));
+      if (!built) {
+        return unsupported("the GPU plan depends on the values of small integer inputs (shape tensors), not only "
+                           "on shapes: it is made when the model runs; load the .onnx instead of building a plan");
+      }
       const runtime::GpuInstance& inst = *ex->last_instance();
       if (options.verbose) std::fprintf(stderr, "%s", inst.describe().c_str());
       out->shape_sets.push_back(describe_instance(inst, shapes, ex->constant_bytes()));

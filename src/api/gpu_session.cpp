@@ -181,10 +181,11 @@ Status create_gpu_session(std::unique_ptr<ir::Graph>& g, const SessionOptions& o
   if (prepare.empty() && all_static) prepare.push_back(shapes);
   const bool is_auto = options.backend == "auto";
   for (const ShapeSet& s : prepare) {
-    const Status st = ex->prepare(s);
+    bool built = false;
+    const Status st = ex->prepare(s, &built);
     if (st.code() == StatusCode::kUnsupported && is_auto) return Status::OK();  // the caller runs it on the CPU
     KILN_RETURN_IF_ERROR(st);
-    if (eo.instance.layer.verbose) std::fprintf(stderr, "%s", ex->last_instance()->describe().c_str());
+    if (eo.instance.layer.verbose && built) std::fprintf(stderr, "%s", ex->last_instance()->describe().c_str());
   }
   auto session = std::make_unique<GpuSession>(std::move(g), std::move(ex), std::move(cache), cache_path, entries_on_disk,
                                               is_auto);

@@ -72,10 +72,21 @@ Status GpuExecutor::instance_for(const std::vector<std::vector<int64_t>>& shapes
   return Status::OK();
 }
 
-Status GpuExecutor::prepare(const std::vector<std::vector<int64_t>>& input_shapes) {
-  // Without values, shape-tensor inputs are unknown: models that have them plan at run().
+Status GpuExecutor::prepare(const std::vector<std::vector<int64_t>>& input_shapes, bool* built) {
+  if (built) *built = false;
+  if (input_shapes.size() != graph_.inputs.size()) {
+    return invalid_argument("{} input shapes for {} inputs", input_shapes.size(), graph_.inputs.size());
+  }
   GpuInstance* inst = nullptr;
-  return instance_for(input_shapes, std::vector<const Tensor*>(input_shapes.size(), nullptr), &inst);
+  const Status st = instance_for(input_shapes, std::vector<const Tensor*>(input_shapes.size(), nullptr), &inst);
+  bool may_need_values = false;
+  for (size_t i = 0; i < input_shapes.size(); ++i) {
+    may_need_values = may_need_values || is_shape_tensor_candidate(*graph_.inputs[i], graph_.inputs[i]->type.dtype,
+                                                                   Tensor::numel_of(input_shapes[i]));
+  }
+  if (st.code() == StatusCode::kUnsupported && may_need_values) return Status::OK();  // planned at run()
+  if (built) *built = st.ok();
+  return st;
 }
 
 Status GpuExecutor::run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs) {
@@ -95,7 +106,8 @@ Status GpuExecutor::run(const std::map<std::string, Tensor>& inputs, std::vector
   }
   std::vector<const Tensor*> values;
   for (size_t i = 0; i < ordered.size(); ++i) {
-    values.push_back(is_shape_tensor_candidate(*graph_.inputs[i], *ordered[i]) ? ordered[i] : nullptr);
+    const bool candidate = is_shape_tensor_candidate(*graph_.inputs[i], ordered[i]->dtype(), ordered[i]->numel());
+    values.push_back(candidate ? ordered[i] : nullptr);
   }
   GpuInstance* inst = nullptr;
   KILN_RETURN_IF_ERROR(instance_for(shapes, values, &inst));

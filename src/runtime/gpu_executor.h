@@ -30,7 +30,10 @@ class GpuExecutor {
   // Checks inputs against the graph, builds the instance for their shapes if needed, runs it.
   Status run(const std::map<std::string, Tensor>& inputs, std::vector<Tensor>* outputs);
   // Builds (without running) the instance for these input shapes, in graph-input order.
-  Status prepare(const std::vector<std::vector<int64_t>>& input_shapes);
+  // A model whose plan needs the values of shape-tensor inputs (runtime/shape_plan.h) cannot be
+  // built from shapes alone: then this returns OK, builds nothing, and `*built` (if given) is
+  // false; the first run() with those values builds it.
+  Status prepare(const std::vector<std::vector<int64_t>>& input_shapes, bool* built = nullptr);
 
   // The most recently used instance (nullptr before the first build), for reports, tests and
   // measurements.

@@ -293,10 +293,10 @@ Status Planner::add_identity(const ir::Node& owner, const ir::Value* from, const
 
 }  // namespace
 
-bool is_shape_tensor_candidate(const ir::Value& in, const Tensor& t) {
-  if (t.numel() > kMaxShapeTensorElements) return false;
-  if (dtype_is_integer(t.dtype()) || t.dtype() == DType::kBool) return true;
-  if (!dtype_is_float(t.dtype())) return false;
+bool is_shape_tensor_candidate(const ir::Value& in, DType t, int64_t numel) {
+  if (numel > kMaxShapeTensorElements) return false;
+  if (dtype_is_integer(t) || t == DType::kBool) return true;
+  if (!dtype_is_float(t)) return false;
   for (const ir::Node* n : in.consumers) {
     if (is_float_shape_operand(*n, &in)) return true;
   }

@@ -31,10 +31,10 @@ struct ConcreteTypes {
   std::vector<std::unique_ptr<ir::Node>> synthetic;
 };
 
-// Whether graph input `in` holding `t` is small enough, and of a kind, to be a shape tensor:
+// Whether graph input `in` holding `numel` elements of `t` may be a shape tensor:
 // an integer or bool tensor of at most 256 elements, or a float one feeding Resize's roi or
 // scales, Upsample's scales or Range.
-bool is_shape_tensor_candidate(const ir::Value& in, const Tensor& t);
+bool is_shape_tensor_candidate(const ir::Value& in, DType t, int64_t numel);
 
 // `values[i]` is the value of graph input i when it is a candidate (else nullptr). Sets
 // `needed[i]` for the inputs whose values some output shape (or a taken If branch) depends on.

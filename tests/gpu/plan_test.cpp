@@ -106,40 +106,31 @@ TEST(GpuPlan, DataIntegerInputsKeepOnePlan) {
   EXPECT_EQ(out[0].data_as<float>()[0], e.data_as<float>()[36]);
 }
 
-// An If whose condition comes from a shape-tensor input runs its taken branch inline.
-TEST(GpuPlan, IfWithConditionKnownAtPlanTime) {
-  KILN_SKIP_WITHOUT_GPU();
-  const char* text = R"(
+// y = If(c) <Relu(x) | Neg(x)>, c computed by `cond` from the second input `second`.
+std::string if_model(const std::string& second, const std::string& cond) {
+  return fmt::format(R"(
     <ir_version: 8, opset_import: ["" : 17]>
-    g (float[4] x, int64[1] sr) => (float[4] y) {
-      k = Constant <value = int64[1] {16000}> ()
-      c = Equal (sr, k)
-      y = If (c) <then_branch = g1 () => (float[4] t) { t = Relu (x) },
-                  else_branch = g2 () => (float[4] e) { e = Neg (x) }>
-    })";
-  for (int64_t sr : {16000, 8000}) {
-    testing::expect_backends_agree(text, "gpu_if_" + std::to_string(sr),
-                                   {{"x", testing::random_tensor(DType::kFloat32, {4}, 1)}, {"sr", int64s({sr})}}, 0, 0, 0);
-  }
+    g (float[4] x, {}) => (float[4] y) {{
+      {}
+      y = If (c) <then_branch = g1 () => (float[4] t) {{ t = Relu (x) }},
+                  else_branch = g2 () => (float[4] e) {{ e = Neg (x) }}>
+    }})", second, cond);
 }
 
-// A condition from tensor data: the If runs through the host fallback (its branches agree on
-// the output shape), reading x, which only the branches use.
-TEST(GpuPlan, IfOnTensorDataRunsOnTheHost) {
+// A condition from a shape-tensor input: the taken branch runs inline on the GPU. From tensor
+// data: the If runs through the host fallback (both branches give float[4]).
+TEST(GpuPlan, IfWithConditionKnownAtPlanTimeOrNot) {
   KILN_SKIP_WITHOUT_GPU();
-  const char* text = R"(
-    <ir_version: 8, opset_import: ["" : 17]>
-    g (float[4] x, float[1] f) => (float[4] y) {
-      z = Constant <value = float[1] {0}> ()
-      c = Greater (f, z)
-      y = If (c) <then_branch = g1 () => (float[4] t) { t = Relu (x) },
-                  else_branch = g2 () => (float[4] e) { e = Neg (x) }>
-    })";
+  const std::string known = if_model("int64[1] sr", "k = Constant <value = int64[1] {16000}> () c = Equal (sr, k)");
+  const std::string data = if_model("float[1] f", "z = Constant <value = float[1] {0}> () c = Greater (f, z)");
+  const Tensor x = testing::random_tensor(DType::kFloat32, {4}, 1);
+  for (int64_t sr : {16000, 8000}) {
+    testing::expect_backends_agree(known, "gpu_if_" + std::to_string(sr), {{"x", x}, {"sr", int64s({sr})}}, 0, 0, 0);
+  }
   for (float f : {1.0f, -1.0f}) {
     Tensor ft(DType::kFloat32, {1});
     ft.data_as<float>()[0] = f;
-    testing::expect_backends_agree(text, "gpu_if_host", {{"x", testing::random_tensor(DType::kFloat32, {4}, 1)}, {"f", ft}},
-                                   0, 0, 0);
+    testing::expect_backends_agree(data, "gpu_if_host", {{"x", x}, {"f", ft}}, 0, 0, 0);
   }
 }
 
