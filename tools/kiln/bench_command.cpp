@@ -1,5 +1,6 @@
 // `kiln bench MODEL_OR_PLAN`: latency percentiles, throughput and device memory per precision
 // and batch size, as a table, a JSON file (--json) and a two-panel SVG plot (--plot).
+#include <chrono>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -96,7 +97,13 @@ Status run_bench(BenchCliOptions opt, int* failed) {
   for (const std::string& precision : opt.precisions) {
     so.precision = precision;
     std::unique_ptr<Session> session;
+    const auto load_start = std::chrono::steady_clock::now();
     const Status loaded = Session::load(opt.model, so, &session);
+    if (loaded.ok()) {
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+      run.load_ms.emplace_back(precision, ms);
+      std::printf("(%s: loaded in %.1f ms)\n", precision.c_str(), ms);
+    }
     if (loaded.ok() && run.device.empty()) {
       run.backend = session->backend();
       run.device = device_name(run.backend);

@@ -57,6 +57,9 @@ nlohmann::ordered_json bench_to_json(const BenchRun& run) {
   if (!run.device.empty()) j["device"] = run.device;
   j["date"] = run.date;
   j["points"] = std::move(points);
+  nlohmann::ordered_json loads = nlohmann::ordered_json::object();
+  for (const auto& [precision, ms] : run.load_ms) loads[precision] = ms;
+  j["load_ms"] = std::move(loads);
   return j;
 }
 

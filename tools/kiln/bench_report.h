@@ -26,6 +26,9 @@ struct BenchPoint {
 struct BenchRun {
   std::string model, label, backend, device, date;
   std::vector<BenchPoint> points;
+  // Session::load time per precision (import + optimization + building the model's static
+  // shapes: for a GPU .onnx that includes tactic timing; for a .plan it is the plan load).
+  std::vector<std::pair<std::string, double>> load_ms;
 };
 
 // The table's column header (two lines: names, then what items/s means) and one row.
@@ -34,7 +37,8 @@ std::string bench_table_row(const BenchPoint& point);
 
 // {"model","label","backend","device","date","points":[{precision,batch,runs,p50_ms,p90_ms,
 //  p99_ms,mean_ms,min_ms,items_per_s,peak_device_bytes,process_device_bytes,arena_bytes,
-//  weight_bytes,workspace_bytes,timer,graph_captured,end_to_end_median_ms,error}]}
+//  weight_bytes,workspace_bytes,timer,graph_captured,end_to_end_median_ms,error}],
+//  "load_ms":{precision: ms}}
 nlohmann::ordered_json bench_to_json(const BenchRun& run);
 
 // One series per precision (in first-seen order) of the points that succeeded.
