@@ -25,6 +25,7 @@
 #include "ops/layout_ops.h"
 #include "passes/fusion_util.h"
 #include "passes/passes.h"
+#include "passes/pattern_util.h"
 
 namespace kiln::passes {
 namespace {
@@ -42,26 +43,9 @@ const std::set<std::string> kBroadcastOps = {
     "Add", "And", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Div",   "Equal", "Greater", "GreaterOrEqual",
     "Less", "LessOrEqual", "Max", "Mean", "Min", "Mod", "Mul", "Or", "Pow", "PRelu", "Sub", "Sum", "Where", "Xor"};
 
-ir::Attribute ints_attr(std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-ir::Attribute int_attr(int64_t v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-
-ir::Attribute string_attr(std::string s) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kString;
-  a.s = std::move(s);
-  return a;
-}
+using pattern::int_attr;
+using pattern::ints_attr;
+using pattern::string_attr;
 
 // A constant of rank <= `rank`, left-padded with 1s to `rank` (as broadcasting reads it) and
 // transposed channels-last.

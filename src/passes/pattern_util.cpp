@@ -51,6 +51,13 @@ ir::Attribute int_attr(int64_t i) {
   return a;
 }
 
+ir::Attribute ints_attr(std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
 ir::Attribute float_attr(float f) {
   ir::Attribute a;
   a.kind = ir::Attribute::Kind::kFloat;

@@ -30,7 +30,9 @@ bool keeps_dims(const ir::Node& n);
 // True when `axes` (sorted) are exactly the last axes.size() axes of a rank-`rank` tensor.
 bool are_trailing(const std::vector<int64_t>& axes, int rank);
 
+// Attribute values for the nodes a pass creates.
 ir::Attribute int_attr(int64_t i);
+ir::Attribute ints_attr(std::vector<int64_t> v);
 ir::Attribute float_attr(float f);
 ir::Attribute string_attr(std::string s);
 
