@@ -16,6 +16,7 @@
 #include "passes/matcher.h"
 #include "passes/fusion_util.h"
 #include "passes/passes.h"
+#include "passes/pattern_util.h"
 
 namespace kiln::passes {
 namespace {
@@ -59,6 +60,7 @@ class LowerPrecision final : public Pass {
     const DType low = ctx.precision == "fp16" ? DType::kFloat16 : DType::kBFloat16;
     g_ = &g;
     casts_.clear();
+    own_casts_.clear();
     std::map<const ir::Value*, DType> original;
     for (const auto& v : g.values()) original[v.get()] = v->type.dtype;
 
@@ -80,6 +82,18 @@ class LowerPrecision final : public Pass {
       }
     }
     if (!changed) return false;
+    // Readers that stay float32 (comparisons, shape ops, ...) of what a lowered node writes
+    // get a Cast back now, before types are re-inferred: a Less reading one lowered and one
+    // float32 input would not type-check otherwise.
+    for (ir::Node* n : nodes) {
+      if (lowered.count(n)) continue;
+      for (size_t i = 0; i < n->inputs.size(); ++i) {
+        ir::Value* v = n->inputs[i];
+        if (v && v->type.dtype == DType::kFloat32 && v->producer && lowered.count(v->producer)) {
+          replace_input(n, i, converted(v, DType::kFloat32));
+        }
+      }
+    }
     KILN_ASSERT(g.topological_sort(), "lower_precision made a cycle");
     if (ctx.infer_types) {
       Status st = ctx.infer_types(g);
@@ -89,7 +103,7 @@ class LowerPrecision final : public Pass {
     nodes.clear();
     for (const auto& n : g.nodes()) nodes.push_back(n.get());
     for (ir::Node* n : nodes) {
-      if (lowered.count(n)) continue;
+      if (lowered.count(n) || own_casts_.count(n)) continue;
       for (size_t i = 0; i < n->inputs.size(); ++i) {
         ir::Value* v = n->inputs[i];
         if (v && v->type.dtype == low && original.count(v) && original[v] == DType::kFloat32) {
@@ -113,10 +127,8 @@ class LowerPrecision final : public Pass {
 
   void add_cast(ir::Value* in, ir::Value* out, DType to) {
     ir::Node* cast = g_->add_node("Cast", {in}, {out}, in->name + "/to_" + dtype_name(to));
-    ir::Attribute a;
-    a.kind = ir::Attribute::Kind::kInt;
-    a.i = dtype_to_onnx(to);
-    cast->attrs["to"] = a;
+    cast->attrs["to"] = pattern::int_attr(dtype_to_onnx(to));
+    own_casts_.insert(cast);
     cast->opset = std::max(cast->opset, 13);
   }
 
@@ -159,6 +171,7 @@ class LowerPrecision final : public Pass {
 
   ir::Graph* g_ = nullptr;
   std::map<std::pair<ir::Value*, DType>, ir::Value*> casts_;
+  std::set<const ir::Node*> own_casts_;  // the Casts this run added (never re-cast)
 };
 
 }  // namespace

@@ -46,6 +46,9 @@ PassManager build_pipeline(int level) {
   if (level >= 2) {
     add_fusions(pm);
     add_cleanups(pm);  // fusions leave dead constants and repeated subexpressions behind
+  } else {
+    // The precision a user asks for is not an optimization: -O0 and -O1 still compute in it.
+    pm.add(make_lower_precision(), wants_16_bit);
   }
   return pm;
 }

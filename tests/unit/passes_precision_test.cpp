@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "passes/passes.h"
+#include "passes/pipeline.h"
 #include "pass_test_util.h"
 
 namespace kiln::passes {
@@ -84,6 +85,51 @@ g (float[1,2,4,4] x) => (float[1,2,8,8] y) <float[4] scales = {1.0, 1.0, 2.0, 2.
     }
   }
   testing::expect_same_outputs(*before, *g, 5, 1e-3, 1e-3);
+}
+
+}  // namespace
+}  // namespace kiln::passes
+
+namespace kiln::passes {
+namespace {
+
+// A float32-only reader (Less is not lowered) of a lowered op's output and of a float32 graph
+// input: the lowered output is cast back before types are re-inferred (the expanded Clip of
+// the ONNX tests failed here with "inputs 0 and 1 must have the same dtype").
+TEST(LowerPrecision, MixedReaderGetsItsInputCastBack) {
+  const char* text = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x, float[4] m) => (bool[4] y, float[4] r) {
+  r = Relu(x)
+  y = Less(r, m)
+})";
+  auto g = testing::graph_from_text(text);
+  auto before = testing::graph_from_text(text);
+  auto pass = make_lower_precision();
+  ASSERT_TRUE(testing::run_pass(*pass, *g, context("fp16")));
+  for (const auto& n : g->nodes()) {
+    if (n->op_type == "Less") {
+      EXPECT_EQ(n->input(0)->type.dtype, DType::kFloat32);
+      EXPECT_EQ(n->input(1)->type.dtype, DType::kFloat32);
+    }
+  }
+  EXPECT_EQ(g->outputs[1]->type.dtype, DType::kFloat32);
+  testing::expect_same_outputs(*before, *g, 5, 1e-3, 1e-3);
+  EXPECT_FALSE(testing::run_pass(*pass, *g, context("fp16"))) << "idempotent";
+}
+
+}  // namespace
+}  // namespace kiln::passes
+
+namespace kiln::passes {
+namespace {
+
+// --precision fp16 at -O0 still computes in fp16 (only lower_precision runs).
+TEST(LowerPrecision, RunsAtLevelZero) {
+  for (int level : {0, 1, 2}) {
+    const std::vector<std::string> names = build_pipeline(level).pass_names();
+    EXPECT_NE(std::find(names.begin(), names.end(), "lower_precision"), names.end()) << "level " << level;
+  }
+  EXPECT_EQ(build_pipeline(0).pass_names().size(), 1u);
 }
 
 }  // namespace
