@@ -3,6 +3,7 @@
 // were used.
 #pragma once
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <kiln/kiln.h>
 
 #include <cmath>
@@ -136,6 +137,32 @@ inline std::string initializer(const std::string& name, const Tensor& t) {
   for (int64_t i = 0; i < f.numel(); ++i) vals += (i ? ", " : "") + std::to_string(f.data_as<float>()[i]);
   const char* type = t.dtype() == DType::kFloat16 ? "float16" : t.dtype() == DType::kBFloat16 ? "bfloat16" : "float";
   return std::string(type) + "[" + dims + "] " + name + " = {" + vals + "}";
+}
+
+// conv-relu-pool-conv-add-relu-pool-gemm-softmax with seeded weights and a dynamic batch.
+inline std::string small_cnn() {
+  const Tensor w1 = testing::random_tensor(DType::kFloat32, {8, 3, 3, 3}, 11);
+  const Tensor b1 = testing::random_tensor(DType::kFloat32, {8}, 12);
+  const Tensor w2 = testing::random_tensor(DType::kFloat32, {8, 8, 3, 3}, 13);
+  const Tensor b2 = testing::random_tensor(DType::kFloat32, {8}, 14);
+  const Tensor wf = testing::random_tensor(DType::kFloat32, {10, 8}, 15);
+  const Tensor bf = testing::random_tensor(DType::kFloat32, {10}, 16);
+  return fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    cnn (float[N,3,16,16] x) => (float[N,10] y) <{}, {}, {}, {}, {}, {}> {{
+      c1 = Conv <pads = [1,1,1,1]> (x, w1, b1)
+      r1 = Relu (c1)
+      p1 = MaxPool <kernel_shape = [2,2], strides = [2,2]> (r1)
+      c2 = Conv <pads = [1,1,1,1]> (p1, w2, b2)
+      s = Add (c2, p1)
+      r2 = Relu (s)
+      g = GlobalAveragePool (r2)
+      f = Flatten (g)
+      l = Gemm <transB = 1> (f, wf, bf)
+      y = Softmax <axis = 1> (l)
+    }})",
+                     testing::initializer("w1", w1), testing::initializer("b1", b1), testing::initializer("w2", w2),
+                     testing::initializer("b2", b2), testing::initializer("wf", wf), testing::initializer("bf", bf));
 }
 
 }  // namespace kiln::testing

@@ -9,30 +9,7 @@ namespace {
 
 constexpr double kRtol = 1e-4, kAtol = 1e-5;  // fp32 strict, see conv_test.cpp
 
-std::string small_cnn() {
-  const Tensor w1 = testing::random_tensor(DType::kFloat32, {8, 3, 3, 3}, 11);
-  const Tensor b1 = testing::random_tensor(DType::kFloat32, {8}, 12);
-  const Tensor w2 = testing::random_tensor(DType::kFloat32, {8, 8, 3, 3}, 13);
-  const Tensor b2 = testing::random_tensor(DType::kFloat32, {8}, 14);
-  const Tensor wf = testing::random_tensor(DType::kFloat32, {10, 8}, 15);
-  const Tensor bf = testing::random_tensor(DType::kFloat32, {10}, 16);
-  return fmt::format(R"(
-    <ir_version: 8, opset_import: ["" : 13]>
-    cnn (float[N,3,16,16] x) => (float[N,10] y) <{}, {}, {}, {}, {}, {}> {{
-      c1 = Conv <pads = [1,1,1,1]> (x, w1, b1)
-      r1 = Relu (c1)
-      p1 = MaxPool <kernel_shape = [2,2], strides = [2,2]> (r1)
-      c2 = Conv <pads = [1,1,1,1]> (p1, w2, b2)
-      s = Add (c2, p1)
-      r2 = Relu (s)
-      g = GlobalAveragePool (r2)
-      f = Flatten (g)
-      l = Gemm <transB = 1> (f, wf, bf)
-      y = Softmax <axis = 1> (l)
-    }})",
-                     testing::initializer("w1", w1), testing::initializer("b1", b1), testing::initializer("w2", w2),
-                     testing::initializer("b2", b2), testing::initializer("wf", wf), testing::initializer("bf", bf));
-}
+using testing::small_cnn;
 
 TEST(GpuSession, SmallCnnMatchesCpuAtEveryLevel) {
   KILN_SKIP_WITHOUT_GPU();
