@@ -58,8 +58,9 @@ class PadConvChannels final : public Pass {
       Tensor pads(DType::kInt64, {8});
       pads.data_as<int64_t>()[7] = c_pad - c;
       ir::Value* pads_value = g.add_constant(x->name + "/pad_c_pads", pads);
-      ir::TensorType padded_type = x->type;
-      (*padded_type.shape)[3] = ir::Dim(c_pad);
+      std::vector<ir::Dim> padded_dims = *x->type.shape;  // rank 4: should_pad checked
+      padded_dims[3] = ir::Dim(c_pad);
+      const ir::TensorType padded_type(x->type.dtype, std::move(padded_dims));
       ir::Value* x_padded = g.add_value(x->name + "/pad_c", padded_type);
       ir::Node* pad = g.add_node("Pad", {x, pads_value}, {x_padded}, conv->name + "/pad_c");
       pad->opset = std::max(pad->opset, 13);
