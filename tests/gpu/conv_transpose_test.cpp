@@ -3,7 +3,7 @@
 // Cases whose pads cuDNN cannot express run through the host fallback and must still agree.
 #include <fmt/format.h>
 
-#include "gpu_test_util.h"
+#include "kernels_test_util.h"
 
 namespace kiln {
 namespace {
@@ -30,12 +30,12 @@ std::string dims(const std::vector<int64_t>& v) {
 class GpuConvTranspose : public ::testing::TestWithParam<TransposeCase> {};
 
 TEST_P(GpuConvTranspose, MatchesCpuAndUsesCudnn) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();  // with KILN_GPU_TESTS_CPU_ONLY=1 the CPU half checks the models here
   const TransposeCase& tc = GetParam();
   std::vector<int64_t> wshape = {tc.x[1], tc.c_out / tc.group};
   wshape.insert(wshape.end(), tc.x.size() - 2, tc.k);
-  const Tensor w = testing::random_tensor(DType::kFloat32, wshape, 2);
-  const Tensor b = testing::random_tensor(DType::kFloat32, {tc.c_out}, 3);
+  const Tensor w = testing::random_tensor(DType::kFloat32, wshape, 2, -1.0f, 1.0f);
+  const Tensor b = testing::random_tensor(DType::kFloat32, {tc.c_out}, 3, -1.0f, 1.0f);
   const std::string y_type = tc.x.size() == 3 ? "float[?,?,?]" : "float[?,?,?,?]";
   const std::string text = fmt::format(R"(
     <ir_version: 8, opset_import: ["" : 13]>
@@ -45,8 +45,10 @@ TEST_P(GpuConvTranspose, MatchesCpuAndUsesCudnn) {
                                        dims(tc.x), y_type, testing::initializer("w", w),
                                        tc.bias ? ", " + testing::initializer("b", b) : "", tc.group, tc.attrs,
                                        tc.bias ? ", b" : "");
-  const std::map<std::string, Tensor> in = {{"x", testing::random_tensor(DType::kFloat32, tc.x, 1)}};
-  testing::expect_backends_agree(text, std::string("gpu_convt_") + tc.name, in, kRtol, kAtol, 0);
+  const std::map<std::string, Tensor> in = {{"x", testing::random_tensor(DType::kFloat32, tc.x, 1, -1.0f, 1.0f)}};
+  const testing::Tol tol{kRtol, kAtol};
+  testing::expect_gpu_matches_cpu(text, in, std::string("convt_") + tc.name, &tol);
+  if (!testing::gpu_present()) return;
   auto g = testing::import_text(text, std::string("gpu_convt_x_") + tc.name);
   std::string layers;
   int fallbacks = -1;
@@ -82,24 +84,24 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<TransposeCase>& i) { return std::string(i.param.name); });
 
 TEST(GpuConvTranspose, WeightsAndBiasComputedAtRunTime) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   const char* text = R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[1,4,5,5] x, float[4,3,3,3] w, float[6] b) => (float[?,?,?,?] y) {
       y = ConvTranspose <strides = [2,2], pads = [1,1,1,1], group = 2> (x, w, b)
     })";
-  testing::expect_backends_agree(text, "gpu_convt_dynamic_w",
-                                 {{"x", testing::random_tensor(DType::kFloat32, {1, 4, 5, 5}, 1)},
-                                  {"w", testing::random_tensor(DType::kFloat32, {4, 3, 3, 3}, 2)},
-                                  {"b", testing::random_tensor(DType::kFloat32, {6}, 3)}},
-                                 kRtol, kAtol, 0);
+  const testing::Tol tol{kRtol, kAtol};
+  testing::expect_gpu_matches_cpu(text, {{"x", testing::random_tensor(DType::kFloat32, {1, 4, 5, 5}, 1, -1.0f, 1.0f)},
+                                  {"w", testing::random_tensor(DType::kFloat32, {4, 3, 3, 3}, 2, -1.0f, 1.0f)},
+                                  {"b", testing::random_tensor(DType::kFloat32, {6}, 3, -1.0f, 1.0f)}},
+                                 "convt_dynamic_w", &tol);
 }
 
 // fp16/bf16: both backends compute in float and round once; the sums here are short
 // (C_in * k*k / stride^2 <= 32 terms), so a couple of ulps: 2e-3 (fp16) and 2e-2 (bf16)
 // relative, as for Conv in conv_test.cpp.
 TEST(GpuConvTransposeHalf, Fp16AndBf16MatchCpu) {
-  KILN_SKIP_WITHOUT_GPU();
+  KILN_KERNEL_TEST_START();
   for (const char* t : {"float16", "bfloat16"}) {
     const DType dt = dtype_from_name(t);
     // W and B as inputs: the text format's half-precision initializers are not portable.
@@ -110,26 +112,28 @@ TEST(GpuConvTransposeHalf, Fp16AndBf16MatchCpu) {
       }})",
                                          t, t, t, t);
     const double rtol = dt == DType::kFloat16 ? 2e-3 : 2e-2;
-    testing::expect_backends_agree(text, std::string("gpu_convt_") + t,
-                                   {{"x", testing::random_tensor(dt, {2, 8, 6, 6}, 1)},
-                                    {"w", testing::random_tensor(dt, {8, 4, 2, 2}, 2)},
-                                    {"b", testing::random_tensor(dt, {4}, 3)}},
-                                   rtol, rtol, 0);
+    const testing::Tol tol{rtol, rtol};
+    testing::expect_gpu_matches_cpu(text, {{"x", testing::random_tensor(dt, {2, 8, 6, 6}, 1, -1.0f, 1.0f)},
+                                    {"w", testing::random_tensor(dt, {8, 4, 2, 2}, 2, -1.0f, 1.0f)},
+                                    {"b", testing::random_tensor(dt, {4}, 3, -1.0f, 1.0f)}},
+                                    std::string("convt_") + t, &tol);
   }
 }
 
 // 3-D is not taken by the cuDNN layer: the fallback runs and agrees.
 TEST(GpuConvTranspose, ThreeDFallsBack) {
-  KILN_SKIP_WITHOUT_GPU();
-  const Tensor w = testing::random_tensor(DType::kFloat32, {2, 3, 2, 2, 2}, 2);
+  KILN_KERNEL_TEST_START();
+  const Tensor w = testing::random_tensor(DType::kFloat32, {2, 3, 2, 2, 2}, 2, -1.0f, 1.0f);
   const std::string text = fmt::format(R"(
     <ir_version: 8, opset_import: ["" : 13]>
     g (float[1,2,3,3,3] x) => (float[?,?,?,?,?] y) <{}> {{
       y = ConvTranspose <strides = [2,2,2]> (x, w)
     }})",
                                        testing::initializer("w", w));
-  const std::map<std::string, Tensor> in = {{"x", testing::random_tensor(DType::kFloat32, {1, 2, 3, 3, 3}, 1)}};
-  testing::expect_backends_agree(text, "gpu_convt_3d", in, kRtol, kAtol, 0);
+  const std::map<std::string, Tensor> in = {{"x", testing::random_tensor(DType::kFloat32, {1, 2, 3, 3, 3}, 1, -1.0f, 1.0f)}};
+  const testing::Tol tol{kRtol, kAtol};
+  testing::expect_gpu_matches_cpu(text, in, "convt_3d", &tol);
+  if (!testing::gpu_present()) return;
   auto g = testing::import_text(text, "gpu_convt_3d_x");
   int fallbacks = -1;
   testing::run_executor(*g, in, nullptr, &fallbacks);
