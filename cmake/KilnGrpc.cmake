@@ -14,13 +14,17 @@ set(KILN_GRPC ON)
 message(STATUS "gRPC ${gRPC_VERSION}: kiln serve with the KServe v2 gRPC frontend")
 
 set(_kiln_proto ${CMAKE_CURRENT_SOURCE_DIR}/proto/kserve/grpc_service.proto)
+# Also the Python messages (grpc_service_pb2.py), for Python clients in the tests: with
+# python3-grpcio they call channel.unary_unary("/inference.GRPCInferenceService/ModelInfer",
+# ...) with these classes' SerializeToString/FromString, no grpc_tools needed.
 set(_kiln_gen ${CMAKE_BINARY_DIR}/proto/kserve)
 set(_kiln_grpc_sources ${_kiln_gen}/grpc_service.pb.cc ${_kiln_gen}/grpc_service.grpc.pb.cc)
 add_custom_command(
   OUTPUT ${_kiln_grpc_sources} ${_kiln_gen}/grpc_service.pb.h ${_kiln_gen}/grpc_service.grpc.pb.h
+    ${_kiln_gen}/grpc_service_pb2.py
   COMMAND ${CMAKE_COMMAND} -E make_directory ${_kiln_gen}
   COMMAND protobuf::protoc -I ${CMAKE_CURRENT_SOURCE_DIR}/proto/kserve
-    --cpp_out=${_kiln_gen} --grpc_out=${_kiln_gen}
+    --cpp_out=${_kiln_gen} --grpc_out=${_kiln_gen} --python_out=${_kiln_gen}
     --plugin=protoc-gen-grpc=${KILN_GRPC_CPP_PLUGIN} ${_kiln_proto}
   DEPENDS ${_kiln_proto}
   COMMENT "Generating the KServe v2 gRPC code"
