@@ -128,8 +128,11 @@ class Service final : public GRPCInferenceService::CallbackService {
     InferRequest request;
     const ServeStatus decoded = decode_infer_request(*in, &request);
     if (!decoded.ok()) {
-      // Refused before reaching the model server: counted here, the batcher never sees it.
-      metrics_.record_request(in->model_name(), decoded.http_status(), 0, 0, seconds_since(request.arrival));
+      // Refused before reaching the model server: counted here, the batcher never sees it
+      // (only for served models: a client's made-up names must not grow the metrics).
+      if (server_.model_ready(in->model_name(), in->model_version()).code() != ServeStatus::Code::kNotFound) {
+        metrics_.record_request(in->model_name(), decoded.http_status(), 0, 0, seconds_since(request.arrival));
+      }
       return finish(ctx, to_grpc(decoded));
     }
     apply_call_deadline(*ctx, &request);

@@ -189,9 +189,14 @@ TEST_F(GrpcFrontendTest, MalformedRequestsAreInvalidArgument) {
   req = testing::fp32_request("double", "x", {1, 3}, x, true);
   (*req.mutable_parameters())["timeout"].set_string_param("soon");
   expect_invalid(req, "timeout");
+  req = testing::fp32_request("made-up", "x", {1, 3}, x, true);
+  req.mutable_inputs(0)->set_datatype("FP33");
+  expect_invalid(req, "'x'");
 
+  // Counted for the served model; a made-up model name adds no label to the metrics.
   const std::string text = metrics_.prometheus_text();
   EXPECT_NE(text.find("kiln_request_failures_total{model=\"double\",status=\"400\"} 8"), std::string::npos) << text;
+  EXPECT_EQ(text.find("made-up"), std::string::npos) << text;
 }
 
 TEST_F(GrpcFrontendTest, ServerErrorsMapToGrpcCodes) {
