@@ -16,5 +16,6 @@ void add_build_command(CLI::App& app);      // build_command.cpp
 void add_plan_info_command(CLI::App& app);  // build_command.cpp
 void add_bench_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
+void add_serve_command(CLI::App& app);  // serve_command.cpp
 
 }  // namespace kiln::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_plan_info_command(app);
   kiln::cli::add_bench_command(app);
   kiln::cli::add_profile_command(app);
+  kiln::cli::add_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
