@@ -161,11 +161,3 @@ void add_serve_command(CLI::App& app) {
 }
 
 }  // namespace kiln::cli
-
-// TEMPORARY (until src/serve/model_server.cpp lands): keeps `kiln` linking meanwhile.
-namespace kiln::serve {
-__attribute__((weak)) Status ModelServer::create(const ServerOptions&, std::shared_ptr<Metrics>,
-                                                 std::unique_ptr<ModelServer>*) {
-  return {StatusCode::kUnsupported, "the model server is not built yet"};
-}
-}  // namespace kiln::serve
