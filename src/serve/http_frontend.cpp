@@ -14,6 +14,7 @@
 
 #ifdef KILN_HAVE_HTTPLIB
 #include <httplib.h>
+#include <sys/socket.h>
 #endif
 
 namespace kiln::serve {
@@ -51,6 +52,7 @@ struct HttpFrontend::Impl {
   httplib::Server http;
   std::thread listener;
   int port = 0;
+  int listen_fd = -1;
   bool stopped = false;
 
   Impl(ModelServer& s, Metrics& m) : server(s), metrics(m) {}
@@ -158,6 +160,12 @@ Status HttpFrontend::start(ModelServer& server, Metrics& metrics, const std::str
   impl->http.set_keep_alive_max_count(1000);
   impl->http.set_tcp_nodelay(true);  // small answers go out at once, not after Nagle's delay
   impl->add_routes();
+  Impl* raw = impl.get();
+  impl->http.set_socket_options([raw](int fd) {
+    int yes = 1;  // what httplib's default does: restart at once on the same port
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    raw->listen_fd = fd;
+  });
   if (port == 0) {
     impl->port = impl->http.bind_to_any_port(host);
   } else if (impl->http.bind_to_port(host, port)) {
@@ -166,7 +174,9 @@ Status HttpFrontend::start(ModelServer& server, Metrics& metrics, const std::str
   if (impl->port <= 0) {
     return {StatusCode::kInvalidArgument, fmt::format("cannot listen for HTTP on {}:{} (in use, or not a local address?)", host, port)};
   }
-  Impl* raw = impl.get();
+  // Debian's compiled httplib listens with a backlog of 5: a burst of clients connecting at
+  // once overflows it and some get reset. Listening again only raises the backlog.
+  ::listen(impl->listen_fd, SOMAXCONN);
   impl->listener = std::thread([raw] { raw->http.listen_after_bind(); });
   out->reset(new HttpFrontend(std::move(impl)));
   return Status::OK();
