@@ -58,6 +58,7 @@ struct HttpFrontend::Impl {
   Impl(ModelServer& s, Metrics& m) : server(s), metrics(m) {}
 
   void add_routes();
+  void count_refused(const httplib::Request& req, int http_status, Clock::time_point arrival);
   void infer(const httplib::Request& req, httplib::Response& res);
 };
 
@@ -108,26 +109,32 @@ void HttpFrontend::Impl::add_routes() {
   });
 }
 
+// A request refused before reaching the model server (the batcher never sees it), counted
+// only for served models: a client's made-up names must not grow the metrics.
+void HttpFrontend::Impl::count_refused(const httplib::Request& req, int http_status, Clock::time_point arrival) {
+  if (server.model_ready(model_of(req), version_of(req)).code() == ServeStatus::Code::kNotFound) return;
+  metrics.record_request(model_of(req), http_status, 0, 0, seconds_since(arrival));
+}
+
 // Parses, hands the request to the ModelServer and waits for its one callback; requests the
 // frontend rejects itself (unparsable) are counted here, everything else by the server.
 void HttpFrontend::Impl::infer(const httplib::Request& req, httplib::Response& res) {
   const Clock::time_point arrival = Clock::now();
-  const std::string model = model_of(req);
   std::optional<size_t> json_length;
   if (req.has_header("Inference-Header-Content-Length")) {
     const std::string v = req.get_header_value("Inference-Header-Content-Length");
     size_t n = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (ec != std::errc() || end != v.data() + v.size()) {
-      metrics.record_request(model, 400, 0, 0, seconds_since(arrival));
+      count_refused(req, 400, arrival);
       return send_error(res, 400, fmt::format("Inference-Header-Content-Length '{}' is not a byte count", v));
     }
     json_length = n;
   }
   InferRequest request;
   request.arrival = arrival;
-  if (ServeStatus st = parse_infer_request(req.body, json_length, model, version_of(req), &request); !st.ok()) {
-    metrics.record_request(model, st.http_status(), 0, 0, seconds_since(arrival));
+  if (ServeStatus st = parse_infer_request(req.body, json_length, model_of(req), version_of(req), &request); !st.ok()) {
+    count_refused(req, st.http_status(), arrival);
     return send_status(res, st);
   }
   // Which outputs go binary is decided from the request, which infer() consumes.

@@ -130,6 +130,9 @@ def case_bad_requests(args):
             sock.sendall(b"POST /v2/models/tiny/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"inp")
         status, ans, _ = s.infer("tiny", tiny_request([1, -2, 3, -4], 1))
         check(status == 200 and ans["outputs"][0]["data"] == [1, 0, 3, 0], "served after a disconnect")
+        text = s.metrics()
+        check((metric_value(text, "kiln_requests_total", model="tiny", status="400") or 0) >= 10, "400s counted")
+        check('model="nope"' not in text, "an unknown model's name became a metric label")
         check(s.stop() == 0, "exit status after SIGTERM")
 
 
