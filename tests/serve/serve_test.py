@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of `kiln serve` over KServe v2 REST, with Python's standard library as the
 client. Usage: serve_test.py CASE --kiln PATH --models-dir DIR, CASE one of endpoints,
-bad_requests, concurrency, overload, drain (each starts its own server on a free port)."""
+bad_requests, concurrency, overload, drain, grpc (each starts its own server on a free port)."""
 import argparse
 import json
 import os
@@ -225,8 +225,51 @@ def case_drain(args):
         check(any("draining" in line for line in s.lines), "".join(s.lines))
 
 
+def case_grpc(args):
+    """The gRPC port from Python's grpcio: every RPC, outputs equal to kiln run's, error codes."""
+    import grpc
+    from grpc_client import Client
+    mnv2 = os.path.join(args.models_dir, "mobilenetv2.onnx")
+    npy = os.path.join(args.models_dir, "testdata", "mobilenetv2", "input.npy")
+    shape, _, raw = read_npy(npy)
+    want = kiln_run(args.kiln, mnv2, "input", npy)["output"]
+    with Server(args.kiln, {"mnv2": mnv2, "tiny": TINY}, "--grpc-port", "0") as s:
+        c = Client(os.path.join(args.source_dir, "proto", "kserve", "grpc_service.proto"), s.grpc_port)
+        check(c.call("ServerLive").live and c.call("ServerReady").ready, "live and ready")
+        check(c.call("ModelReady", name="tiny").ready, "model ready")
+        meta = c.call("ServerMetadata")
+        check(meta.name == "kiln" and "binary_tensor_data" in meta.extensions, meta)
+        meta = c.call("ModelMetadata", name="mnv2")
+        check(meta.inputs[0].name == "input" and list(meta.inputs[0].shape) == [-1, 3, 224, 224], meta)
+        Input = c.msg("ModelInferRequest.InferInputTensor")
+        ans = c.call("ModelInfer", model_name="mnv2", id="g1", raw_input_contents=[raw],
+                     inputs=[Input(name="input", datatype="FP32", shape=shape)])
+        check(ans.id == "g1" and list(ans.outputs[0].shape) == want[0], ans.outputs)
+        got = list(struct.unpack(f"<{len(ans.raw_output_contents[0]) // 4}f", ans.raw_output_contents[0]))
+        check(close(got, want[1]), "gRPC output differs from kiln run")
+        contents = c.msg("InferTensorContents")(fp32_contents=[1, -2, 3, -4])
+        ans = c.call("ModelInfer", model_name="tiny", inputs=[Input(name="x", datatype="FP32", shape=[1, 4], contents=contents)])
+        check(struct.unpack("<4f", ans.raw_output_contents[[o.name for o in ans.outputs].index("y")]) == (1, 0, 3, 0), ans)
+
+        def code_of(rpc, **fields):
+            try:
+                c.call(rpc, **fields)
+            except grpc.RpcError as e:
+                return e.code()
+            return grpc.StatusCode.OK
+
+        check(code_of("ModelReady", name="nope") == grpc.StatusCode.NOT_FOUND, "unknown model ready")
+        check(code_of("ModelMetadata", name="nope") == grpc.StatusCode.NOT_FOUND, "unknown model metadata")
+        check(code_of("ModelInfer", model_name="nope", inputs=[Input(name="x", datatype="FP32", shape=[1, 4], contents=contents)])
+              == grpc.StatusCode.NOT_FOUND, "unknown model infer")
+        check(code_of("ModelInfer", model_name="tiny", inputs=[Input(name="x", datatype="FP32", shape=[2, 4], contents=contents)])
+              == grpc.StatusCode.INVALID_ARGUMENT, "wrong shape")
+        c.close()
+        check(s.stop() == 0, "exit status after SIGTERM")
+
+
 CASES = {"endpoints": case_endpoints, "bad_requests": case_bad_requests, "concurrency": case_concurrency,
-         "overload": case_overload, "drain": case_drain}
+         "overload": case_overload, "drain": case_drain, "grpc": case_grpc}
 
 
 def main():
@@ -234,6 +277,7 @@ def main():
     p.add_argument("case", choices=sorted(CASES))
     p.add_argument("--kiln", required=True)
     p.add_argument("--models-dir", required=True)
+    p.add_argument("--source-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     args = p.parse_args()
     write_tiny_model(TINY)
     CASES[args.case](args)

@@ -90,12 +90,14 @@ class Server:
     """`kiln serve --backend cpu` on a free port (--http-port 0; the port is read from stdout)."""
 
     def __init__(self, kiln, models, *args):
-        cmd = [kiln, "serve", "--backend", "cpu", "--http-port", "0", "--grpc-port", "-1", "--host", "127.0.0.1"]
+        cmd = [kiln, "serve", "--backend", "cpu", "--http-port", "0", "--host", "127.0.0.1"]
+        if "--grpc-port" not in args:
+            cmd += ["--grpc-port", "-1"]
         for name, path in models.items():
             cmd += ["--model", f"{name}={path}"]
         cmd += list(args)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.port = None
+        self.port = self.grpc_port = None
         self.lines = []
         deadline = time.time() + 180
         while time.time() < deadline:
@@ -105,6 +107,8 @@ class Server:
             self.lines.append(line)
             if line.startswith("kiln serve: HTTP on "):
                 self.port = int(line.rsplit(":", 1)[1])
+            if line.startswith("kiln serve: gRPC on "):
+                self.grpc_port = int(line.rsplit(":", 1)[1])
             if line.startswith("kiln serve: ready"):
                 break
         assert self.port, "".join(self.lines)
