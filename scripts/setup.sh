@@ -10,7 +10,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libopenblas-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libgtest-dev
   python3 python3-numpy python3-onnx
-  libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc  # kiln serve: REST and gRPC
+  libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc python3-grpcio  # kiln serve: REST, gRPC, its tests
 )
 # shellcheck source=lib/packages.sh
 . scripts/lib/packages.sh
