@@ -223,7 +223,7 @@ void Batcher::run_batch(Session* session, std::list<Job>& batch, Clock::time_poi
     for (Job& job : batch) run_alone(session, job, Clock::now());
     return;
   }
-  if (metrics_) metrics_->record_batch(model_, static_cast<int>(feeds.begin()->second.dim(0)));
+  if (metrics_) metrics_->record_batch(model_, static_cast<int>(batch.size()));  // requests merged
   size_t k = 0;
   for (Job& job : batch) {
     InferResponse r = make_response(job.request, outputs(), std::move(per_job[k++]));
@@ -239,7 +239,7 @@ void Batcher::run_alone(Session* session, Job& job, Clock::time_point start) {
     answer(job, ServeStatus::from(st.with_context("model '" + model_ + "'")), InferResponse{}, start, compute_s);
     return;
   }
-  if (metrics_) metrics_->record_batch(model_, static_cast<int>(job.rows));
+  if (metrics_) metrics_->record_batch(model_, 1);
   answer(job, ServeStatus::OK(), make_response(job.request, outputs(), std::move(outs)), start, compute_s);
 }
 
