@@ -41,6 +41,9 @@ TEST(GpuKernelsData, SliceConcatPadGather) {
       run_case({{"x", t, {2, 3, 5, 6}}}, t, std::string("y = Pad<mode = \"") + mode + "\">(x, p)",
                std::string("pad_") + mode + "_" + n, "<int64[8] p = {0, 0, 1, 2, 0, 1, 3, 2}>", 19);
     }
+    // Zeros after the last axis only (channel padding before a tensor-core convolution).
+    run_case({{"x", t, {2, 5, 4, 3}}}, t, "y = Pad(x, p)", "pad_last_axis_" + n,
+             "<int64[8] p = {0, 0, 0, 0, 0, 0, 0, 5}>");
     if (t != DType::kFloat16) {  // (the text format's float16 literals are not relied on)
       run_case({{"x", t, {4, 6}}}, t, "y = Pad(x, p, v)", "pad_value_" + n,
                "<int64[4] p = {1, -1, 0, 2}, " + elem_text(t) + " v = {7}>");

@@ -63,6 +63,10 @@ TEST(GpuKernelsPool, ChannelsLast) {
                  "nhwc_pool" + std::to_string(k++) + "_c" + std::to_string(c) + "_" + dtype_name(t));
       }
     }
+    // A large plane with few channels (PP-OCR det's squeeze-excitation pools): many rows of
+    // threads share each channel's sum.
+    run_case({{"x", t, {1, 96, 80, 40}}}, t, "y = kiln.ChannelsLastPool<mode = \"GlobalAveragePool\">(x)",
+             std::string("nhwc_gap_large_") + dtype_name(t));
   }
 }
 

@@ -86,6 +86,16 @@ __global__ void gather_axis(const E* __restrict__ data, const I* __restrict__ id
   }
 }
 
+template <class E>
+__global__ void pad_last_axis(const E* __restrict__ in, E* __restrict__ out, int64_t rows, int64_t c, int64_t c_pad) {
+  const int64_t n = rows * c_pad;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const int64_t r = i / c_pad, ch = i - r * c_pad;
+    out[i] = ch < c ? in[r * c + ch] : E{0};
+  }
+}
+
 }  // namespace
 
 void launch_strided_copy(size_t elem, const void* in, void* out, int64_t n, int64_t base, const Broadcast<1>& s,
@@ -138,6 +148,18 @@ void launch_gather(size_t elem, DType index_type, const void* data, const void* 
     };
     if (index_type == DType::kInt32) go(int32_t{});
     else go(int64_t{});
+    KILN_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void launch_pad_last_axis(size_t elem, const void* in, void* out, int64_t rows, int64_t c, int64_t c_pad,
+                          cudaStream_t st) {
+  const int64_t n = rows * c_pad;
+  if (n == 0) return;
+  dispatch_size(elem, [&](auto e) {
+    using E = decltype(e);
+    pad_last_axis<E><<<grid_for(n, kThreads), kThreads, 0, st>>>(static_cast<const E*>(in), static_cast<E*>(out), rows,
+                                                                  c, c_pad);
     KILN_CUDA_CHECK_LAUNCH();
   });
 }

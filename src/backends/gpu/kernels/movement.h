@@ -31,6 +31,11 @@ struct AxisGather {
 void launch_axis_gather(size_t elem, const void* in, void* out, int64_t n, const AxisGather& g, const int64_t* tables,
                         cudaStream_t stream);
 
+// Zero-padding of the last axis only: [rows, c] -> [rows, c_pad] (channels-last channel padding
+// before a tensor-core convolution); a direct index, no per-axis tables.
+void launch_pad_last_axis(size_t elem, const void* in, void* out, int64_t rows, int64_t c, int64_t c_pad,
+                          cudaStream_t stream);
+
 // Gather along an axis: out[o][j][i] = data[o][idx[j]][i] (idx int32/int64, negative counts from
 // the end; out-of-range indices are clamped: a kernel cannot report them).
 bool gather_index_supported(DType t);

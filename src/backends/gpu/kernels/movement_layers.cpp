@@ -165,6 +165,15 @@ Status build_pad(LayerBuildContext& ctx, std::unique_ptr<Layer>* out) {
     const Tensor fill = v->to(ctx.inputs[0].dtype);
     std::memcpy(&g.fill, fill.data(), dtype_size(fill.dtype()));
   }
+  const size_t elem = dtype_size(ctx.outputs[0].dtype);
+  bool last_axis_only = mode == ops::PadMode::kConstant && g.fill == 0 && r >= 1 && end[r - 1] > 0;
+  for (int k = 0; k < r; ++k) last_axis_only = last_axis_only && begin[k] == 0 && (k == r - 1 || end[k] == 0);
+  if (last_axis_only) {
+    const int64_t c = in[r - 1], c_pad = o[r - 1], rows = c == 0 ? 0 : ctx.inputs[0].numel() / c;
+    return make_layer(out, "kiln pad last axis", [elem, rows, c, c_pad](const LaunchArgs& a) {
+      launch_pad_last_axis(elem, a.inputs[0], a.outputs[0], rows, c, c_pad, a.stream);
+    });
+  }
   const std::vector<int64_t> in_st = dense_strides(in);
   std::vector<int64_t> tables;
   for (int k = 0; k < r; ++k) {
@@ -176,7 +185,6 @@ Status build_pad(LayerBuildContext& ctx, std::unique_ptr<Layer>* out) {
     }
   }
   const auto buf = upload(tables);
-  const size_t elem = dtype_size(ctx.outputs[0].dtype);
   const int64_t n = ctx.outputs[0].numel();
   return make_layer(
       out, "kiln pad axis-tables",

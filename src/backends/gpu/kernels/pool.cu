@@ -108,6 +108,34 @@ __global__ void global_pool_kernel(PoolMode mode, int64_t planes, int64_t plane,
   }
 }
 
+
+constexpr int kNhwcRows = 32;  // threads along the plane per block (x 32 channels)
+
+template <class T>
+__global__ void global_pool_nhwc_kernel(PoolMode mode, int64_t plane, int64_t channels, const T* __restrict__ x,
+                                        T* __restrict__ y) {
+  __shared__ float partial[kNhwcRows][33];
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
+  const int64_t b = blockIdx.y;
+  const bool is_max = mode == PoolMode::kMax;
+  float acc = is_max ? -INFINITY : 0.0f;
+  if (c < channels) {
+    const T* src = x + b * plane * channels + c;
+    for (int64_t s = threadIdx.y; s < plane; s += kNhwcRows) {
+      const float f = to_float(src[s * channels]);
+      acc = is_max ? fmaxf(acc, f) : acc + f;
+    }
+  }
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < channels) {
+    float r = partial[0][threadIdx.x];
+    for (int k = 1; k < kNhwcRows; ++k) r = is_max ? fmaxf(r, partial[k][threadIdx.x]) : r + partial[k][threadIdx.x];
+    if (!is_max) r = plane == 0 ? 0.0f : r / static_cast<float>(plane);
+    y[b * channels + c] = cvt<T>(r);
+  }
+}
+
 }  // namespace
 
 bool pool_supported(DType t) { return dispatch(t, FloatTypes{}, [](auto) {}); }
@@ -138,6 +166,18 @@ void launch_global_pool(DType t, PoolMode mode, int64_t planes, int64_t plane, c
     using T = decltype(tag);
     global_pool_kernel<T><<<grid_for(planes * 32, kThreads), kThreads, 0, st>>>(
         mode, planes, plane, static_cast<const T*>(x), static_cast<T*>(y));
+    KILN_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void launch_global_pool_nhwc(DType t, PoolMode mode, int64_t batch, int64_t plane, int64_t channels, const void* x,
+                             void* y, cudaStream_t st) {
+  if (batch == 0 || channels == 0) return;
+  dispatch(t, FloatTypes{}, [&](auto tag) {
+    using T = decltype(tag);
+    const dim3 grid(static_cast<unsigned>((channels + 31) / 32), static_cast<unsigned>(batch));
+    global_pool_nhwc_kernel<T><<<grid, dim3(32, kNhwcRows), 0, st>>>(mode, plane, channels,
+                                                                      static_cast<const T*>(x), static_cast<T*>(y));
     KILN_CUDA_CHECK_LAUNCH();
   });
 }

@@ -75,6 +75,13 @@ Status build_pool_mode(LayerBuildContext& ctx, const ir::Node& plain, bool chann
       launch_global_pool(t, p.mode, planes, plane, a.inputs[0], a.outputs[0], a.stream);
     });
   }
+  if (global) {  // channels-last
+    const int64_t batch = p.batch, channels = p.channels, plane = product(x, 2, x.size());
+    if (batch > 65535) return reject(ctx, "batch {} > 65535 for the channels-last global pool", batch);
+    return make_layer(out, "kiln " + mode + " nhwc block-reduce", [t, batch, plane, channels, p](const LaunchArgs& a) {
+      launch_global_pool_nhwc(t, p.mode, batch, plane, channels, a.inputs[0], a.outputs[0], a.stream);
+    });
+  }
   const std::string tactic = "kiln " + mode + (channels_last ? " nhwc vec-c" : " nchw");
   return make_layer(out, tactic, [t, p](const LaunchArgs& a) { launch_pool(t, p, a.inputs[0], a.outputs[0], a.stream); });
 }
