@@ -45,6 +45,22 @@ ServeStatus check_input(const InferTensor& in, const TensorInfo& info) {
   return ServeStatus::OK();
 }
 
+// Dims the model names alike (N in x[N,C] and y[N,C]) must agree between inputs.
+ServeStatus check_named_dims(const InferTensor& in, const TensorInfo& info,
+                             std::map<std::string, std::pair<int64_t, std::string>>* seen) {
+  for (size_t i = 0; i < info.dim_names.size() && i < in.data.shape().size(); ++i) {
+    if (info.dim_names[i].empty()) continue;
+    const int64_t d = in.data.shape()[i];
+    auto [it, fresh] = seen->emplace(info.dim_names[i], std::make_pair(d, in.name));
+    if (!fresh && it->second.first != d) {
+      return {Code::kBadRequest, "input '" + in.name + "': dim " + std::to_string(i) + " (" + info.dim_names[i] +
+                                     ") is " + std::to_string(d) + " but " + std::to_string(it->second.first) +
+                                     " in input '" + it->second.second + "'"};
+    }
+  }
+  return ServeStatus::OK();
+}
+
 class Server final : public ModelServer {
  public:
   struct Model {
@@ -152,10 +168,12 @@ class Server final : public ModelServer {
       if (!given.emplace(t.name, &t).second) return {Code::kBadRequest, where + "input '" + t.name + "' given twice"};
     }
     std::vector<InferTensor> ordered;
+    std::map<std::string, std::pair<int64_t, std::string>> named_dims;  // dim name -> value, input
     for (const TensorInfo& info : b.inputs()) {
       auto it = given.find(info.name);
       if (it == given.end()) return {Code::kBadRequest, where + "missing input '" + info.name + "'"};
       ServeStatus st = check_input(*it->second, info);
+      if (st.ok()) st = check_named_dims(*it->second, info, &named_dims);
       if (!st.ok()) return {st.code(), where + st.message()};
       ordered.push_back(std::move(*it->second));
       given.erase(it);

@@ -122,6 +122,60 @@ TEST(ServeBatcher, MaxBatchBoundsTheRows) {
       << metrics->prometheus_text();
 }
 
+TEST(ServeBatcher, OutputWithoutBatchDimRunsRequestsAlone) {
+  // t sums the whole of x: a merged run's t cannot be split by rows, so the batch is run
+  // again request by request and each gets its own t.
+  auto o = serve_options("total", R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    total (float[N,3] x) => (float[N,3] s, float t) {
+      s = Relu(x)
+      t = ReduceSum<keepdims = 0>(x)
+    })", {.max_batch = 8, .max_queue_delay_us = 1000});
+  auto server = make_server(o, nullptr);
+  auto request = [](float first) {
+    serve::InferRequest r;
+    r.model_name = "total";
+    r.inputs.push_back({"x", rows_tensor({1, 3}, first)});
+    return r;
+  };
+  Gate gate;
+  server->infer(request(0), gate.callback());
+  gate.wait_entered();
+  Answers answers;
+  for (int i = 0; i < 3; ++i) server->infer(request(float(i)), answers.slot(i));
+  gate.release();
+  ASSERT_TRUE(answers.wait(3));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(answers.status(i).ok()) << answers.status(i).message();
+    expect_same_tensor(answers.response(i).outputs[1].data, unbatched(o, request(float(i)))[1]);
+  }
+}
+
+TEST(ServeBatcher, RunErrorIsAnsweredAndServingGoesOn) {
+  // x[N,A] + y[N,B] fails at run time unless A and B broadcast.
+  auto o = serve_options("bcast", R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    bcast (float[N,A] x, float[N,B] y) => (float[N,A] s) {
+      s = Add(x, y)
+    })");
+  auto server = make_server(o, nullptr);
+  auto request = [](int64_t b) {
+    serve::InferRequest r;
+    r.model_name = "bcast";
+    r.inputs.push_back({"x", rows_tensor({1, 3}, 1)});
+    r.inputs.push_back({"y", rows_tensor({1, b}, 2)});
+    return r;
+  };
+  Answers answers;
+  server->infer(request(2), answers.slot(0));
+  ASSERT_TRUE(answers.wait(1));
+  EXPECT_EQ(answers.status(0).code(), ServeStatus::Code::kBadRequest) << answers.status(0).message();
+  EXPECT_NE(answers.status(0).message().find("model 'bcast'"), std::string::npos) << answers.status(0).message();
+  server->infer(request(1), answers.slot(1));
+  ASSERT_TRUE(answers.wait(2));
+  EXPECT_TRUE(answers.status(1).ok()) << answers.status(1).message();
+}
+
 TEST(ServeBatcher, FullQueueAnswersUnavailableAtOnce) {
   auto o = serve_options("add", kServeAddModel, {.max_batch = 1, .max_queue_delay_us = 0, .max_queue = 2});
   auto server = make_server(o, nullptr);
