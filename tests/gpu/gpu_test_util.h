@@ -107,10 +107,14 @@ inline std::unique_ptr<ir::Graph> import_text(const std::string& text, const std
 }
 
 // Runs the imported graph through the GPU executor; `layers` gets the instance's description.
+// `cache` (may be null) shares tactic choices between executors, so two builds of one graph
+// pick the same algorithms.
 inline std::vector<Tensor> run_executor(const ir::Graph& g, const std::map<std::string, Tensor>& inputs,
-                                        std::string* layers, int* fallbacks, bool use_graph = true, int runs = 1) {
+                                        std::string* layers, int* fallbacks, bool use_graph = true, int runs = 1,
+                                        runtime::TacticCache* cache = nullptr) {
   runtime::GpuExecutorOptions opt;
   opt.instance.use_cuda_graph = use_graph;
+  opt.instance.layer.cache = cache;
   std::unique_ptr<runtime::GpuExecutor> ex;
   Status st = runtime::GpuExecutor::create(g, opt, &ex);
   EXPECT_TRUE(st.ok()) << st.to_string();
