@@ -37,6 +37,8 @@ struct SessionOptions {
   // Print every layer's chosen tactic and time while building (`kiln build --verbose`), and a
   // progress bar on a terminal.
   bool verbose = false;
+  // The GPU to run on (CUDA device ordinal); `kiln serve --devices` loads one session per GPU.
+  int device_id = 0;
 };
 
 // Options of Session::benchmark.

@@ -88,6 +88,7 @@ Status build_gpu_plan_part(const ir::Graph& g, const SessionOptions& options, co
                            GpuPlanPart* out) {
   try {
     runtime::GpuExecutorOptions eo;
+    eo.device_id = options.device_id;
     eo.instance.layer.precision = options.precision;
     eo.instance.layer.verbose = options.verbose;
     eo.instance.use_cuda_graph = options.use_cuda_graph;

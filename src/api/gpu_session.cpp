@@ -149,6 +149,7 @@ Status create_gpu_session(std::unique_ptr<ir::Graph>& g, const SessionOptions& o
     return invalid_argument("unknown precision '{}' (expected fp32, tf32, fp16 or bf16)", p);
   }
   runtime::GpuExecutorOptions eo;
+  eo.device_id = options.device_id;
   eo.instance.layer.precision = p;
   eo.instance.use_cuda_graph = options.use_cuda_graph;
   // KILN_GPU_VERBOSE=1 prints each plan's layers, tactics and memory plan when it is built.

@@ -73,18 +73,24 @@ class Server final : public ModelServer {
   ~Server() override { drain(); }
 
   Status load(const ServerOptions& options) {
-    // CPU sessions use every core already: one replica. Otherwise one per listed device.
-    const bool cpu = options.session.backend == "cpu";
-    const size_t replicas = cpu || options.devices.empty() ? 1 : options.devices.size();
+    // One replica per listed GPU; a CPU session uses every core already, so the CPU (also
+    // "auto" on a machine without a GPU) gets one.
+    const size_t replicas = options.devices.empty() ? 1 : options.devices.size();
     for (const ModelSpec& spec : options.models) {
       if (models_.count(spec.name)) return Status(StatusCode::kInvalidArgument, "model '" + spec.name + "' given twice");
       std::vector<std::unique_ptr<Session>> sessions;
       for (size_t r = 0; r < replicas; ++r) {
         SessionOptions so = options.session;
+        if (!options.devices.empty()) so.device_id = options.devices[r];
         std::unique_ptr<Session> s;
         Status st = Session::load(spec.path, so, &s);
-        if (!st.ok()) return st.with_context("model '" + spec.name + "' (" + spec.path + ")");
+        if (!st.ok()) {
+          const std::string device = options.devices.empty() ? "" : ", GPU " + std::to_string(so.device_id);
+          return st.with_context("model '" + spec.name + "' (" + spec.path + device + ")");
+        }
+        const bool cpu = s->backend() == "cpu";
         sessions.push_back(std::move(s));
+        if (cpu) break;
       }
       auto m = std::make_unique<Model>();
       m->name = spec.name;

@@ -116,6 +116,15 @@ TEST(ServeModelServer, FixedDimsAreChecked) {
   expect_bad(*s, r, Code::kBadRequest, "input 'x': shape [3,3], the model expects [2,3]");
 }
 
+TEST(ServeModelServer, CpuWithDevicesLoadsOneReplica) {
+  // --devices lists GPUs; the CPU backend ignores it (one session already uses every core).
+  auto o = serve_options("add", kServeAddModel);
+  o.devices = {0, 1};
+  std::unique_ptr<serve::ModelServer> s;
+  ASSERT_TRUE(serve::ModelServer::create(o, nullptr, &s).ok());
+  EXPECT_TRUE(infer_once(*s, add_request("add", 2, 1)).ok());
+}
+
 TEST(ServeModelServer, LoadErrorsNameTheModel) {
   std::unique_ptr<serve::ModelServer> s;
   serve::ServerOptions o;
