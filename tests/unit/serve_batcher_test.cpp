@@ -2,6 +2,7 @@
 // bound, deadlines, drain, and exactly one answer per request under many threads.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include "serve_test_util.h"
@@ -34,18 +35,30 @@ std::vector<Tensor> unbatched(const serve::ServerOptions& o, const serve::InferR
   return outs;
 }
 
+// Holds the model's worker with one request (blocked in its callback), queues `requests`
+// behind it, calls `meanwhile`, then lets the worker go and waits for every answer: what
+// queued together is there together when the batcher forms its next batch.
+void queue_behind_held(serve::ModelServer& s, const serve::InferRequest& held,
+                       const std::vector<serve::InferRequest>& requests, Answers* answers,
+                       const std::function<void()>& meanwhile = {}) {
+  Gate gate;
+  s.infer(held, gate.callback());
+  gate.wait_entered();
+  for (size_t i = 0; i < requests.size(); ++i) s.infer(requests[i], answers->slot(static_cast<int>(i)));
+  if (meanwhile) meanwhile();
+  gate.release();
+  ASSERT_TRUE(answers->wait(requests.size()));
+}
+
 TEST(ServeBatcher, MergesConcurrentRequestsAndSplitsOutputsBack) {
   auto o = serve_options("add", kServeAddModel, {.max_batch = 8, .max_queue_delay_us = 20000});
   auto metrics = std::make_shared<serve::Metrics>();
   auto server = make_server(o, metrics);
-  Gate gate;
-  server->infer(add_request("add", 1, 0), gate.callback());
-  gate.wait_entered();  // the worker is held: the next requests queue up together
-  Answers answers;
   const int64_t rows[] = {1, 2, 1, 3};
-  for (int i = 0; i < 4; ++i) server->infer(add_request("add", rows[i], float(i + 1), "r" + std::to_string(i)), answers.slot(i));
-  gate.release();
-  ASSERT_TRUE(answers.wait(4));
+  std::vector<serve::InferRequest> requests;
+  for (int i = 0; i < 4; ++i) requests.push_back(add_request("add", rows[i], float(i + 1), "r" + std::to_string(i)));
+  Answers answers;
+  queue_behind_held(*server, add_request("add", 1, 0), requests, &answers);
   for (int i = 0; i < 4; ++i) {
     ASSERT_TRUE(answers.status(i).ok()) << answers.status(i).message();
     serve::InferResponse r = answers.response(i);
@@ -67,14 +80,11 @@ TEST(ServeBatcher, DifferentShapesAreNotMerged) {
   auto o = serve_options("add", kServeAddModel, {.max_batch = 8, .max_queue_delay_us = 1000});
   auto metrics = std::make_shared<serve::Metrics>();
   auto server = make_server(o, metrics);
-  Gate gate;
-  server->infer(add_request("add", 1, 0), gate.callback());
-  gate.wait_entered();
-  Answers answers;
   const int64_t cols[] = {3, 4, 3, 4};
-  for (int i = 0; i < 4; ++i) server->infer(add_request("add", 1, float(i), "", cols[i]), answers.slot(i));
-  gate.release();
-  ASSERT_TRUE(answers.wait(4));
+  std::vector<serve::InferRequest> requests;
+  for (int i = 0; i < 4; ++i) requests.push_back(add_request("add", 1, float(i), "", cols[i]));
+  Answers answers;
+  queue_behind_held(*server, add_request("add", 1, 0), requests, &answers);
   for (int i = 0; i < 4; ++i) {
     ASSERT_TRUE(answers.status(i).ok()) << answers.status(i).message();
     expect_same_tensor(answers.response(i).outputs[0].data, unbatched(o, add_request("add", 1, float(i), "", cols[i]))[0]);
@@ -91,13 +101,8 @@ TEST(ServeBatcher, FixedShapeModelRunsRequestsOneByOne) {
   serve::InferRequest f;
   f.model_name = "fixed";
   f.inputs.push_back({"x", rows_tensor({2, 3}, -3)});
-  Gate gate;
-  server->infer(f, gate.callback());
-  gate.wait_entered();
   Answers answers;
-  for (int i = 0; i < 3; ++i) server->infer(f, answers.slot(i));
-  gate.release();
-  ASSERT_TRUE(answers.wait(3));
+  queue_behind_held(*server, f, {f, f, f}, &answers);
   for (int i = 0; i < 3; ++i) expect_same_tensor(answers.response(i).outputs[0].data, unbatched(o, f)[0]);
   EXPECT_TRUE(has_line(metrics->prometheus_text(), "kiln_batch_size_sum{model=\"fixed\"} 4"));
 }
@@ -107,15 +112,9 @@ TEST(ServeBatcher, MaxBatchBoundsTheRows) {
   auto o = serve_options("add", kServeAddModel, {.max_batch = 4, .max_queue_delay_us = 1000});
   auto metrics = std::make_shared<serve::Metrics>();
   auto server = make_server(o, metrics);
-  Gate gate;
-  server->infer(add_request("add", 1, 0), gate.callback());
-  gate.wait_entered();
   Answers answers;
-  server->infer(add_request("add", 2, 1), answers.slot(0));
-  server->infer(add_request("add", 3, 2), answers.slot(1));
-  server->infer(add_request("add", 2, 3), answers.slot(2));
-  gate.release();
-  ASSERT_TRUE(answers.wait(3));
+  queue_behind_held(*server, add_request("add", 1, 0),
+                    {add_request("add", 2, 1), add_request("add", 3, 2), add_request("add", 2, 3)}, &answers);
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(answers.status(i).ok());
   // Runs: the held one, {2 rows + 2 rows}, {3 rows}.
   EXPECT_TRUE(has_line(metrics->prometheus_text(), "kiln_batch_size_count{model=\"add\"} 3"))
@@ -138,13 +137,8 @@ TEST(ServeBatcher, OutputWithoutBatchDimRunsRequestsAlone) {
     r.inputs.push_back({"x", rows_tensor({1, 3}, first)});
     return r;
   };
-  Gate gate;
-  server->infer(request(0), gate.callback());
-  gate.wait_entered();
   Answers answers;
-  for (int i = 0; i < 3; ++i) server->infer(request(float(i)), answers.slot(i));
-  gate.release();
-  ASSERT_TRUE(answers.wait(3));
+  queue_behind_held(*server, request(0), {request(0), request(1), request(2)}, &answers);
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(answers.status(i).ok()) << answers.status(i).message();
     expect_same_tensor(answers.response(i).outputs[1].data, unbatched(o, request(float(i)))[1]);
@@ -179,19 +173,17 @@ TEST(ServeBatcher, RunErrorIsAnsweredAndServingGoesOn) {
 TEST(ServeBatcher, FullQueueAnswersUnavailableAtOnce) {
   auto o = serve_options("add", kServeAddModel, {.max_batch = 1, .max_queue_delay_us = 0, .max_queue = 2});
   auto server = make_server(o, nullptr);
-  Gate gate;
-  server->infer(add_request("add", 1, 0), gate.callback());
-  gate.wait_entered();
   Answers answers;
-  for (int i = 0; i < 4; ++i) server->infer(add_request("add", 1, float(i)), answers.slot(i));
-  // The two beyond the bound were answered already, from this thread.
-  EXPECT_EQ(answers.calls(2), 1);
-  EXPECT_EQ(answers.calls(3), 1);
-  EXPECT_EQ(answers.status(3).code(), Code::kUnavailable);
-  EXPECT_EQ(answers.status(3).http_status(), 503);
-  EXPECT_EQ(answers.calls(0), 0);
-  gate.release();
-  ASSERT_TRUE(answers.wait(4));
+  std::vector<serve::InferRequest> requests;
+  for (int i = 0; i < 4; ++i) requests.push_back(add_request("add", 1, float(i)));
+  queue_behind_held(*server, add_request("add", 1, 0), requests, &answers, [&] {
+    // The two beyond the bound were answered already, from this thread.
+    EXPECT_EQ(answers.calls(2), 1);
+    EXPECT_EQ(answers.calls(3), 1);
+    EXPECT_EQ(answers.status(3).code(), Code::kUnavailable);
+    EXPECT_EQ(answers.status(3).http_status(), 503);
+    EXPECT_EQ(answers.calls(0), 0);
+  });
   EXPECT_TRUE(answers.status(0).ok());
   EXPECT_TRUE(answers.status(1).ok());
 }
@@ -199,19 +191,13 @@ TEST(ServeBatcher, FullQueueAnswersUnavailableAtOnce) {
 TEST(ServeBatcher, ExpiredRequestIsAnsweredDeadlineExceeded) {
   auto o = serve_options("add", kServeAddModel, {.max_batch = 4, .max_queue_delay_us = 100});
   auto server = make_server(o, nullptr);
-  Gate gate;
-  server->infer(add_request("add", 1, 0), gate.callback());
-  gate.wait_entered();
-  Answers answers;
   auto late = add_request("add", 1, 1);
   late.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
-  server->infer(late, answers.slot(0));
   auto patient = add_request("add", 1, 2);
   patient.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  server->infer(patient, answers.slot(1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  gate.release();
-  ASSERT_TRUE(answers.wait(2));
+  Answers answers;
+  queue_behind_held(*server, add_request("add", 1, 0), {late, patient}, &answers,
+                    [] { std::this_thread::sleep_for(std::chrono::milliseconds(10)); });
   EXPECT_EQ(answers.status(0).code(), Code::kDeadlineExceeded);
   EXPECT_EQ(answers.status(0).http_status(), 504);
   EXPECT_TRUE(answers.status(1).ok());
