@@ -96,13 +96,8 @@ Status build_gpu_plan_part(const ir::Graph& g, const SessionOptions& options, co
     std::unique_ptr<runtime::GpuExecutor> ex;
     KILN_RETURN_IF_ERROR(runtime::GpuExecutor::create(g, eo, &ex));
     runtime::TacticCache cache(gpu_environment_fingerprint(ex->device()));
-    std::string cache_path =
-        options.timing_cache_path.empty() ? runtime::TacticCache::default_path() : options.timing_cache_path;
-    if (cache_path == "none") cache_path.clear();
-    if (!cache_path.empty()) {
-      const Status st = cache.load(cache_path);
-      if (!st.ok()) std::fprintf(stderr, "kiln: warning: %s; timing every layer\n", st.message().c_str());
-    }
+    const std::string cache_path = runtime::TacticCache::path_for(options.timing_cache_path);
+    cache.load_or_warn(cache_path);
     ex->set_tactic_cache(&cache);
     out->environment = current_gpu_environment();
     out->shape_sets = nlohmann::json::array();

@@ -121,7 +121,7 @@ class GpuSession final : public Session {
   // the cache is an optimization).
   void save_new_tactics() {
     if (!cache_ || cache_path_.empty()) return;
-    const size_t n = cache_->all().size();
+    const size_t n = cache_->size();
     if (n == saved_entries_) return;
     saved_entries_ = n;
     const Status st = cache_->save(cache_path_);
@@ -161,14 +161,9 @@ Status create_gpu_session(std::unique_ptr<ir::Graph>& g, const SessionOptions& o
   // The timing cache: the plan's tactics first, then the file on disk.
   auto cache = std::make_unique<runtime::TacticCache>(gpu_environment_fingerprint(ex->device()));
   if (from_plan) cache->merge(from_plan->tactics);
-  std::string cache_path = options.timing_cache_path.empty() ? runtime::TacticCache::default_path()
-                                                             : options.timing_cache_path;
-  if (cache_path == "none") cache_path.clear();
-  if (!cache_path.empty()) {
-    const Status st = cache->load(cache_path);
-    if (!st.ok()) std::fprintf(stderr, "kiln: warning: %s; timing every layer\n", st.message().c_str());
-  }
-  const size_t entries_on_disk = cache->all().size();
+  const std::string cache_path = runtime::TacticCache::path_for(options.timing_cache_path);
+  cache->load_or_warn(cache_path);
+  const size_t entries_on_disk = cache->size();
   ex->set_tactic_cache(cache.get());
 
   std::vector<ShapeSet> prepare;

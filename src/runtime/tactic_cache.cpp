@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +40,11 @@ std::map<std::string, std::string> TacticCache::used() const {
 std::map<std::string, std::string> TacticCache::all() const {
   std::lock_guard<std::mutex> lock(mu_);
   return entries_;
+}
+
+size_t TacticCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
 }
 
 void TacticCache::merge(const std::map<std::string, std::string>& full_keys) {
@@ -82,6 +88,17 @@ Status TacticCache::save(const std::string& path) const {
   fs::rename(tmp, p, ec);
   if (ec) return invalid_argument("cannot write timing cache '{}': {}", path, ec.message());
   return Status::OK();
+}
+
+std::string TacticCache::path_for(const std::string& option) {
+  if (option == "none") return "";
+  return option.empty() ? default_path() : option;
+}
+
+void TacticCache::load_or_warn(const std::string& path) {
+  if (path.empty()) return;
+  const Status st = load(path);
+  if (!st.ok()) std::fprintf(stderr, "kiln: warning: %s; timing every layer\n", st.message().c_str());
 }
 
 std::string TacticCache::default_path() {

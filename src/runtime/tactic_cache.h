@@ -26,6 +26,7 @@ class TacticCache {
   // Entries looked up or put since construction (a plan stores only the ones it uses).
   std::map<std::string, std::string> used() const;
   std::map<std::string, std::string> all() const;
+  size_t size() const;
   void merge(const std::map<std::string, std::string>& full_keys);
 
   int hits() const { return hits_; }
@@ -40,6 +41,11 @@ class TacticCache {
   // Where the cache lives by default: $KILN_TIMING_CACHE, else ~/.cache/kiln/timing_cache.json
   // ("" when neither HOME nor the variable is set).
   static std::string default_path();
+  // The file for a --timing-cache option: "" -> default_path(), "none" -> "" (no file).
+  static std::string path_for(const std::string& option);
+  // load(path) when `path` is not empty; a corrupt file only warns (the cache is an
+  // optimization: every layer is then timed).
+  void load_or_warn(const std::string& path);
 
  private:
   std::string full_key(const std::string& layer_key) const { return environment_ + " | " + layer_key; }

@@ -160,7 +160,7 @@ Status run_model(const RunOptions& opt) {
 void add_run_command(CLI::App& app) {
   auto opt = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run a model on inputs from .npy/.pb files and summarize its outputs");
-  cmd->add_option("model", opt->model, "ONNX model file")->required();
+  cmd->add_option("model", opt->model, "ONNX model or .plan file")->required();
   cmd->add_option("--input", opt->inputs, "An input, NAME=FILE (.npy or .pb); repeat for each input");
   cmd->add_option("--output-dir", opt->output_dir, "Write each output as DIR/<output name>.npy");
   cmd->add_option("--backend", opt->backend, "Backend to run on (auto, cpu, cuda)");

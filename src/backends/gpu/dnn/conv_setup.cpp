@@ -85,35 +85,16 @@ Status ConvSetup::create(LayerBuildContext& ctx, std::unique_ptr<ConvSetup>* out
   const int64_t group = node.attr_i("group", 1);
 
   // cuDNN wants at least 2 spatial dims: a 1-D conv is a 2-D conv of height 1.
-  std::vector<int> xd(xl.begin(), xl.end()), yd(yl.begin(), yl.end()), wd(w.shape.begin(), w.shape.end());
-  std::vector<int> pads, strides, dils;
-  for (int d = 0; d < nsp; ++d) {
-    pads.push_back(static_cast<int>(win.pad_begin(d)));
-    strides.push_back(static_cast<int>(win.strides[d]));
-    dils.push_back(static_cast<int>(win.dilations[d]));
-  }
-  if (nsp == 1) {
-    xd.insert(xd.begin() + 2, 1);
-    yd.insert(yd.begin() + 2, 1);
-    wd.insert(wd.begin() + 2, 1);
-    pads.insert(pads.begin(), 0);
-    strides.insert(strides.begin(), 1);
-    dils.insert(dils.begin(), 1);
-  }
+  const ConvGeometry geo = conv_geometry(xl, w.shape, yl, win);
+  const std::vector<int>&xd = geo.x, &yd = geo.y, &wd = geo.w, &pads = geo.pads, &strides = geo.strides,
+                        &dils = geo.dilations;
   s->handle = ctx.device.cudnn();
   set_tensor(s->x_desc, dt, xd, cl);
   set_tensor(s->y_desc, dt, yd, cl);
   KILN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(s->w_desc, dt, cl ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                               static_cast<int>(wd.size()), wd.data()));
-  KILN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(s->conv_desc, static_cast<int>(pads.size()), pads.data(),
-                                                   strides.data(), dils.data(), CUDNN_CROSS_CORRELATION,
-                                                   CUDNN_DATA_FLOAT));
-  KILN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(s->conv_desc, static_cast<int>(group)));
-  s->strict_fp32 = x.dtype == DType::kFloat32 && ctx.options.precision != "tf32";
-  const cudnnMathType_t math = x.dtype != DType::kFloat32 ? CUDNN_TENSOR_OP_MATH
-                               : s->strict_fp32           ? CUDNN_FMA_MATH
-                                                          : CUDNN_DEFAULT_MATH;  // DEFAULT allows TF32 on sm_80+
-  KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(s->conv_desc, math));
+  const cudnnMathType_t math = set_conv_descriptor(s->conv_desc, geo, group, x.dtype, ctx.options.precision);
+  s->strict_fp32 = math == CUDNN_FMA_MATH;
 
   std::vector<int> got(xd.size());
   KILN_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(s->conv_desc, s->x_desc, s->w_desc,

@@ -85,23 +85,12 @@ Status create_setup(LayerBuildContext& ctx, std::unique_ptr<TransposeSetup>* out
   // backward data computes with padding pad_begin for a dx of Y's size; the end pad and
   // output_padding only change that size. cuDNN accepts the pair when the forward convolution
   // of Y's size gives X's size back (checked below); otherwise the host fallback runs.
-  std::vector<int> xd(x.shape.begin(), x.shape.end()), yd(y.shape.begin(), y.shape.end()),
-      wd(w.shape.begin(), w.shape.end());
-  std::vector<int> pads, strides, dils;
   for (int d = 0; d < nsp; ++d) {
     if (win.pad_begin(d) < 0) return reject("negative pads (cuDNN takes pads >= 0)");
-    pads.push_back(static_cast<int>(win.pad_begin(d)));
-    strides.push_back(static_cast<int>(win.strides[d]));
-    dils.push_back(static_cast<int>(win.dilations[d]));
   }
-  if (nsp == 1) {  // cuDNN wants at least 2 spatial dims: height 1
-    xd.insert(xd.begin() + 2, 1);
-    yd.insert(yd.begin() + 2, 1);
-    wd.insert(wd.begin() + 2, 1);
-    pads.insert(pads.begin(), 0);
-    strides.insert(strides.begin(), 1);
-    dils.insert(dils.begin(), 1);
-  }
+  const ConvGeometry geo = conv_geometry(x.shape, w.shape, y.shape, win);  // 1-D: height 1
+  const std::vector<int>&xd = geo.x, &yd = geo.y, &wd = geo.w, &pads = geo.pads, &strides = geo.strides,
+                        &dils = geo.dilations;
 
   auto s = std::make_unique<TransposeSetup>();
   s->node_name = node.describe();
@@ -109,15 +98,8 @@ Status create_setup(LayerBuildContext& ctx, std::unique_ptr<TransposeSetup>* out
   set_tensor(s->x_desc, dt, xd, false);
   set_tensor(s->y_desc, dt, yd, false);
   KILN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(s->w_desc, dt, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()));
-  KILN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(s->conv_desc, static_cast<int>(pads.size()), pads.data(),
-                                                   strides.data(), dils.data(), CUDNN_CROSS_CORRELATION,
-                                                   CUDNN_DATA_FLOAT));
-  KILN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(s->conv_desc, static_cast<int>(group)));
-  s->strict_fp32 = x.dtype == DType::kFloat32 && ctx.options.precision != "tf32";
-  const cudnnMathType_t math = x.dtype != DType::kFloat32 ? CUDNN_TENSOR_OP_MATH
-                               : s->strict_fp32           ? CUDNN_FMA_MATH
-                                                          : CUDNN_DEFAULT_MATH;  // DEFAULT allows TF32 on sm_80+
-  KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(s->conv_desc, math));
+  const cudnnMathType_t math = set_conv_descriptor(s->conv_desc, geo, group, x.dtype, ctx.options.precision);
+  s->strict_fp32 = math == CUDNN_FMA_MATH;
 
   std::vector<int> back(yd.size());
   if (cudnnGetConvolutionNdForwardOutputDim(s->conv_desc, s->y_desc, s->w_desc, static_cast<int>(back.size()),
